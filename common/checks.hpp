@@ -1,0 +1,103 @@
+// Checkers for merge and sort outputs, shared by graders and demos.
+//
+// Each returns a Check: ok, or a message that names the first wrong index,
+// what was there, what was expected, and the caller's context (sizes, seed),
+// so a failing grader line is enough to reproduce and debug the case.
+#pragma once
+
+#include "tagged.hpp"
+
+#include <algorithm>
+#include <cstddef>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace lab {
+
+struct Check {
+    bool ok = true;
+    std::string message;
+    explicit operator bool() const { return ok; }
+};
+
+inline Check failCheck(const std::string& message) { return Check{false, message}; }
+
+// Total order on whole values (key, then tag): the multiset view of an array.
+inline bool identityLess(int x, int y) { return x < y; }
+inline bool identityLess(const Tagged& x, const Tagged& y) {
+    return x.key != y.key ? x.key < y.key : x.tag < y.tag;
+}
+
+// Ascending by key (equal neighbours allowed).
+template <class T>
+Check checkSorted(const std::vector<T>& v, const std::string& context) {
+    for (std::size_t i = 1; i < v.size(); ++i) {
+        if (v[i] < v[i - 1]) {
+            std::ostringstream os;
+            os << "not sorted: index " << i << " holds " << v[i] << " after " << v[i - 1] << " ["
+               << context << "]";
+            return failCheck(os.str());
+        }
+    }
+    return {};
+}
+
+// Same values, counted with multiplicity (tags included).
+template <class T>
+Check checkPermutation(std::vector<T> got, std::vector<T> input, const std::string& context) {
+    std::ostringstream os;
+    if (got.size() != input.size()) {
+        os << "not a permutation of the input: " << got.size() << " values instead of "
+           << input.size() << " [" << context << "]";
+        return failCheck(os.str());
+    }
+    const auto less = [](const T& x, const T& y) { return identityLess(x, y); };
+    std::sort(got.begin(), got.end(), less);
+    std::sort(input.begin(), input.end(), less);
+    const auto bad = std::mismatch(got.begin(), got.end(), input.begin(),
+                                   [](const T& x, const T& y) { return x == y; });
+    if (bad.first != got.end()) {
+        os << "not a permutation of the input: the output holds " << *bad.first
+           << " where the input's sorted values hold " << *bad.second
+           << " (a value was lost, duplicated or overwritten) [" << context << "]";
+        return failCheck(os.str());
+    }
+    return {};
+}
+
+// Element by element; the message names the first difference and how many differ.
+template <class T>
+Check checkEqual(const std::vector<T>& got, const std::vector<T>& expected, const std::string& context) {
+    std::ostringstream os;
+    if (got.size() != expected.size()) {
+        os << "size " << got.size() << " instead of " << expected.size() << " [" << context << "]";
+        return failCheck(os.str());
+    }
+    std::size_t first = got.size(), wrong = 0;
+    for (std::size_t i = 0; i < got.size(); ++i) {
+        if (!(got[i] == expected[i])) {
+            if (wrong++ == 0) first = i;
+        }
+    }
+    if (wrong == 0) return {};
+    os << "index " << first << ": got " << got[first] << ", expected " << expected[first] << " ("
+       << wrong << " of " << got.size() << " elements differ) [" << context << "]";
+    return failCheck(os.str());
+}
+
+// The full verdict on a merge or sort: equal to the stable reference. On a
+// mismatch it says which property broke first (order, permutation, then
+// stability), the most useful hint for whoever debugs the kernel.
+template <class T>
+Check checkOutput(const std::vector<T>& got, const std::vector<T>& expected, const std::string& context) {
+    Check equal = checkEqual(got, expected, context);
+    if (equal) return equal;
+    if (Check c = checkSorted(got, context); !c) return c;
+    if (Check c = checkPermutation(got, expected, context); !c) return c;
+    equal.message = "sorted and a permutation, but not stable (equal keys out of input order): " +
+                    equal.message;
+    return equal;
+}
+
+}  // namespace lab

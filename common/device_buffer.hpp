@@ -1,0 +1,97 @@
+// A device array with poisoned contents and guard zones, for checked runs.
+//
+//      [ guard | n elements | guard ]      all bytes start as kPoisonByte
+//              ^ data()
+//
+// Outputs start poisoned, so an element the kernel never wrote shows up as a
+// wrong value; the guards catch writes just outside the array, which
+// compute-sanitizer would not see because they stay inside the allocation.
+// download() reads back everything and records whether the guards survived.
+#pragma once
+
+#include "checks.hpp"
+#include "cuda_check.hpp"
+#include "gpu.hpp"
+
+#include <cstddef>
+#include <cstring>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace lab {
+
+constexpr unsigned char kPoisonByte = 0xA7;
+
+template <class T>
+class DeviceBuffer {
+public:
+    static constexpr std::size_t kGuard = 1024;  // elements on each side
+
+    explicit DeviceBuffer(std::size_t n, std::size_t guard = kGuard) : n_(n), guard_(guard) {
+        const std::size_t bytes = (n_ + 2 * guard_) * sizeof(T);
+        const cudaError_t err = cudaMalloc(reinterpret_cast<void**>(&base_), bytes);
+        if (err == cudaErrorMemoryAllocation) {
+            cudaGetLastError();  // clear it: the device is still usable
+            std::ostringstream os;
+            os << "not enough device memory: " << n_ << " elements need " << formatBytes(double(bytes))
+               << ", only " << formatBytes(double(freeDeviceBytes())) << " are free";
+            throw Error(os.str());
+        }
+        CUDA_CHECK(err);
+        poison();
+    }
+    ~DeviceBuffer() { cudaFree(base_); }
+    DeviceBuffer(const DeviceBuffer&) = delete;
+    DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+    DeviceBuffer(DeviceBuffer&& other) noexcept
+        : base_(std::exchange(other.base_, nullptr)), n_(other.n_), guard_(other.guard_) {}
+
+    T* data() { return base_ + guard_; }
+    const T* data() const { return base_ + guard_; }
+    std::size_t size() const { return n_; }
+
+    // Every byte, guards included, back to kPoisonByte.
+    void poison() { CUDA_CHECK(cudaMemset(base_, kPoisonByte, (n_ + 2 * guard_) * sizeof(T))); }
+
+    void upload(const std::vector<T>& values) {
+        LAB_REQUIRE(values.size() == n_, "upload of " << values.size() << " values into a buffer of " << n_);
+        if (n_ > 0) CUDA_CHECK(cudaMemcpy(data(), values.data(), n_ * sizeof(T), cudaMemcpyHostToDevice));
+    }
+
+    // The n elements; also checks the guards (see guards()).
+    std::vector<T> download() {
+        std::vector<T> all(n_ + 2 * guard_);
+        CUDA_CHECK(cudaMemcpy(all.data(), base_, all.size() * sizeof(T), cudaMemcpyDeviceToHost));
+        guards_ = checkGuard(all, 0, "before") ;
+        if (guards_) guards_ = checkGuard(all, guard_ + n_, "after");
+        return std::vector<T>(all.begin() + guard_, all.begin() + guard_ + n_);
+    }
+
+    // Whether the guard zones still held poison at the last download().
+    const Check& guards() const { return guards_; }
+
+private:
+    Check checkGuard(const std::vector<T>& all, std::size_t from, const char* side) const {
+        const auto* bytes = reinterpret_cast<const unsigned char*>(all.data() + from);
+        for (std::size_t b = 0; b < guard_ * sizeof(T); ++b) {
+            if (bytes[b] != kPoisonByte) {
+                const std::size_t elem = b / sizeof(T);
+                std::ostringstream os;
+                os << "write outside the array: element "
+                   << (side[0] == 'b' ? "[-" + std::to_string(guard_ - elem) + "]"
+                                      : "[n+" + std::to_string(elem) + "]")
+                   << " " << side << " the array of n = " << n_ << " was overwritten";
+                return failCheck(os.str());
+            }
+        }
+        return {};
+    }
+
+    T* base_ = nullptr;
+    std::size_t n_ = 0, guard_ = 0;
+    Check guards_;
+};
+
+}  // namespace lab

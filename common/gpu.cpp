@@ -1,0 +1,81 @@
+#include "gpu.hpp"
+
+#include "cuda_check.hpp"
+
+#include <cstdio>
+
+namespace lab {
+
+namespace {
+
+GpuInfo probe() {
+    GpuInfo info;
+    int count = 0;
+    const cudaError_t err = cudaGetDeviceCount(&count);
+    if (err == cudaErrorNoDevice || (err == cudaSuccess && count == 0)) {
+        info.reason = "no CUDA device is visible (check nvidia-smi and CUDA_VISIBLE_DEVICES)";
+        return info;
+    }
+    if (err == cudaErrorInsufficientDriver) {
+        info.reason = "no NVIDIA driver, or one older than this CUDA runtime";
+        return info;
+    }
+    if (err != cudaSuccess) {
+        info.reason = std::string("the CUDA runtime could not start: ") + cudaGetErrorString(err);
+        return info;
+    }
+    cudaDeviceProp prop{};
+    if (cudaGetDeviceProperties(&prop, 0) != cudaSuccess) {
+        info.reason = "cudaGetDeviceProperties failed for device 0";
+        return info;
+    }
+    info.available = true;
+    info.name = prop.name;
+    info.smCount = prop.multiProcessorCount;
+    info.ccMajor = prop.major;
+    info.ccMinor = prop.minor;
+    info.globalMemBytes = prop.totalGlobalMem;
+    return info;
+}
+
+}  // namespace
+
+const GpuInfo& detectGpu() {
+    static const GpuInfo info = probe();
+    return info;
+}
+
+const GpuInfo& requireGpu() {
+    const GpuInfo& gpu = detectGpu();
+    LAB_REQUIRE(gpu.available, "cannot run on the GPU: " << gpu.reason);
+    return gpu;
+}
+
+std::string formatBytes(double bytes) {
+    const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    int u = 0;
+    while (bytes >= 1024.0 && u < 4) {
+        bytes /= 1024.0;
+        ++u;
+    }
+    char buf[32];
+    std::snprintf(buf, sizeof buf, u == 0 ? "%.0f %s" : "%.2f %s", bytes, units[u]);
+    return buf;
+}
+
+std::string describeGpu(const GpuInfo& gpu) {
+    if (!gpu.available) return "no GPU: " + gpu.reason;
+    std::ostringstream os;
+    os << gpu.name << " (sm_" << gpu.ccMajor << gpu.ccMinor << ", " << gpu.smCount << " SMs, "
+       << formatBytes(static_cast<double>(gpu.globalMemBytes)) << ")";
+    return os.str();
+}
+
+std::size_t freeDeviceBytes() {
+    if (!detectGpu().available) return 0;
+    std::size_t freeBytes = 0, totalBytes = 0;
+    CUDA_CHECK(cudaMemGetInfo(&freeBytes, &totalBytes));
+    return freeBytes;
+}
+
+}  // namespace lab

@@ -1,0 +1,34 @@
+// Is there a GPU we can run kernels on? If not, why not?
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+namespace lab {
+
+struct GpuInfo {
+    bool available = false;
+    std::string reason;          // why not, when !available
+    std::string name;            // e.g. "NVIDIA H100 80GB HBM3"
+    int device = 0;
+    int smCount = 0;
+    int ccMajor = 0, ccMinor = 0;
+    std::size_t globalMemBytes = 0;
+};
+
+// Probes device 0 once and caches the answer. Never throws.
+const GpuInfo& detectGpu();
+
+// detectGpu(), or throws lab::Error naming the reason.
+const GpuInfo& requireGpu();
+
+// One line for banners: "NVIDIA H100 80GB HBM3 (sm_90, 132 SMs, 79.1 GiB)" or "no GPU: <reason>".
+std::string describeGpu(const GpuInfo& gpu);
+
+// Bytes free on the device now (0 without a GPU).
+std::size_t freeDeviceBytes();
+
+// "1.50 GiB", "12.0 MiB", "512 B"
+std::string formatBytes(double bytes);
+
+}  // namespace lab

@@ -1,0 +1,36 @@
+#include "term.hpp"
+
+#include "gpu.hpp"
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+#include <unistd.h>
+
+namespace lab {
+
+bool colourEnabled() {
+    static const bool enabled = [] {
+        const char* noColour = std::getenv("NO_COLOR");
+        const char* term = std::getenv("TERM");
+        if (noColour != nullptr && noColour[0] != '\0') return false;
+        if (term == nullptr || std::strcmp(term, "dumb") == 0) return false;
+        return isatty(fileno(stdout)) != 0;
+    }();
+    return enabled;
+}
+
+std::string paint(const std::string& text, Colour colour) {
+    if (!colourEnabled()) return text;
+    static const char* codes[] = {"1", "2", "31", "32", "33", "34", "35", "36"};
+    return std::string("\033[") + codes[static_cast<int>(colour)] + "m" + text + "\033[0m";
+}
+
+void printBanner(const std::string& title, const std::string& implementation) {
+    std::cout << paint(title, Colour::Bold) << "\n"
+              << "  implementation: " << implementation << "\n"
+              << "  GPU:            " << describeGpu(detectGpu()) << "\n\n";
+}
+
+}  // namespace lab

@@ -1,0 +1,21 @@
+// Terminal output for the demos: colour only where it helps and is wanted.
+//
+// Colour is on when stdout is a terminal, TERM is not "dumb" and NO_COLOR is
+// unset (https://no-color.org); everything drawn stays readable without it.
+#pragma once
+
+#include <string>
+
+namespace lab {
+
+enum class Colour { Bold, Dim, Red, Green, Yellow, Blue, Magenta, Cyan };
+
+bool colourEnabled();
+
+// `text` wrapped in the colour's escape codes when colour is enabled.
+std::string paint(const std::string& text, Colour colour);
+
+// Banner every demo prints first: part, implementation linked, GPU.
+void printBanner(const std::string& title, const std::string& implementation);
+
+}  // namespace lab

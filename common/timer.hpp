@@ -1,0 +1,27 @@
+// Timing for the demos and benchmarks (never for pass/fail tests).
+//
+// GPU work is timed with CUDA events around each run, after warm-up runs that
+// keep module loading and first-touch costs out; the median of the runs is
+// reported. CPU work is timed the same way with a steady clock.
+#pragma once
+
+#include <functional>
+
+namespace lab {
+
+struct Timing {
+    double medianMs = 0;
+    double minMs = 0;
+    int runs = 0;
+};
+
+// `work` must only enqueue device work on the default stream (no host copies).
+Timing timeGpu(const std::function<void()>& work, int warmup = 2, int runs = 9);
+
+Timing timeCpu(const std::function<void()>& work, int warmup = 1, int runs = 5);
+
+// Measured device-to-device copy bandwidth in bytes/s (bytes read + bytes
+// written), the memory-bound floor that kernel throughputs are compared with.
+double copyBandwidth(std::size_t bytes);
+
+}  // namespace lab

@@ -1,0 +1,32 @@
+// The diagonal search of Merge Path (Green, McColl, Bader, ICS 2012).
+// [instructor reference: files named reference* are not in the student release]
+//
+// Output k of the merge is produced where the merge path crosses diagonal
+// i + j = k of the |A| x |B| grid. Every point (i, k - i) of that diagonal
+// before the crossing has A[i] in the first k outputs; every point after it
+// does not. That test is monotone along the diagonal, so a binary search finds
+// the crossing in O(log min(|A|, |B|)) steps without walking the path.
+#pragma once
+
+#include "../common/hd.hpp"
+
+namespace lab {
+
+// How many of the first k outputs come from A (the co-rank of k).
+// Size is int for the small merges and long long for Part 3's large arrays.
+template <class T, class Size>
+LAB_HD Size diagonalSearch(const T* A, Size nA, const T* B, Size nB, Size k) {
+    // Step 1: the part of diagonal k inside the grid: i in [lo, hi].
+    Size lo = k > nB ? k - nB : 0;
+    Size hi = k < nA ? k : nA;
+    // Step 2: find the first i whose A[i] is NOT among the first k outputs,
+    // i.e. B[k-1-i] goes out before it: B[k-1-i] < A[i] (ties take A first).
+    while (lo < hi) {
+        const Size mid = lo + (hi - lo) / 2;  // no overflow, unlike (lo + hi) / 2
+        if (B[k - 1 - mid] < A[mid]) hi = mid;
+        else lo = mid + 1;
+    }
+    return lo;
+}
+
+}  // namespace lab

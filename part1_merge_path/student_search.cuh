@@ -1,0 +1,27 @@
+// Your diagonal search (Q1). Parts 2 and 3 include this file too, so write it
+// once here and reuse it everywhere.
+#pragma once
+
+#include "../common/hd.hpp"
+
+namespace lab {
+
+// How many of the first k outputs of the stable merge of A and B come from A.
+// Size is int for Parts 1-2 and long long for Part 3.
+template <class T, class Size>
+LAB_HD Size diagonalSearch(const T* A, Size nA, const T* B, Size nB, Size k) {
+    // TODO(Q1): find where the merge path crosses diagonal i + j = k.
+    //
+    // Goal: return the i of the crossing point (i, k - i). Equivalently, the
+    //   number of values of A among the first k outputs of the merge.
+    // Constraints: O(log) comparisons, no loop over the whole diagonal; use only
+    //   operator< on T (Tagged compares keys only); ties go to A (stable merge):
+    //   on equal keys A[i] comes out before B[j]; the midpoint must not overflow.
+    // Hint: only part of the diagonal lies inside the grid: i runs from
+    //   max(0, k - nB) to min(k, nA). Along it, "A[i] is not among the first k"
+    //   is false, false, ..., true, true: compare A[i] with B[k - 1 - i].
+    (void)A; (void)nA; (void)B; (void)nB; (void)k;
+    return 0;
+}
+
+}  // namespace lab

@@ -1,0 +1,177 @@
+// Host tests of common/: generators, checkers, the command line, the host
+// merge path. These run everywhere, GPU or not.
+#include "lab_test.hpp"
+
+#include "../common/cli.hpp"
+#include "../common/inputs.hpp"
+#include "../common/merge_path_host.hpp"
+
+#include <algorithm>
+#include <climits>
+
+using namespace lab;
+
+TEST_CASE("Generators repeat for a seed and differ between seeds", "[common]") {
+    for (InputKind kind : allInputKinds()) {
+        INFO(inputKindName(kind));
+        CHECK(makeKeys(kind, 1000, 7) == makeKeys(kind, 1000, 7));
+        CHECK(makeKeys(kind, 0, 7).empty());
+    }
+    CHECK(randomKeys(1000, 1) != randomKeys(1000, 2));
+    CHECK(caseSeed(1, 2, 3) != caseSeed(1, 3, 2));
+}
+
+TEST_CASE("Generators give the kinds of input they promise", "[common]") {
+    const std::size_t n = 5000;
+    const auto few = makeKeys(InputKind::FewDistinct, n, 3);
+    auto distinct = few;
+    std::sort(distinct.begin(), distinct.end());
+    distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
+    CHECK(distinct.size() <= 8);
+    CHECK(distinct.size() >= 2);
+
+    const auto equal = makeKeys(InputKind::AllEqual, n, 3);
+    CHECK(std::all_of(equal.begin(), equal.end(), [&](int k) { return k == equal[0]; }));
+
+    const auto up = makeKeys(InputKind::Ascending, n, 3);
+    CHECK(std::is_sorted(up.begin(), up.end()));
+    const auto down = makeKeys(InputKind::Descending, n, 3);
+    CHECK(std::is_sorted(down.rbegin(), down.rend()));
+    CHECK(down.front() > down.back());
+
+    const auto ext = makeKeys(InputKind::Extremes, n, 3);
+    CHECK(std::count(ext.begin(), ext.end(), INT_MIN) > 0);
+    CHECK(std::count(ext.begin(), ext.end(), INT_MAX) > 0);
+
+    const auto sorted = sortedKeys(InputKind::Random, n, 3);
+    CHECK(std::is_sorted(sorted.begin(), sorted.end()));
+
+    const auto tagged = tagKeys({5, 5, 1}, 10);
+    CHECK(tagged[2].key == 1);
+    CHECK(tagged[2].tag == 12);
+}
+
+TEST_CASE("Random keys cover the whole int range, negative and positive", "[common]") {
+    const auto keys = randomKeys(10000, 11);
+    CHECK(*std::min_element(keys.begin(), keys.end()) < -1000000000);
+    CHECK(*std::max_element(keys.begin(), keys.end()) > 1000000000);
+    Rng rng(5);
+    for (int i = 0; i < 1000; ++i) CHECK(rng.below(7) < 7u);
+}
+
+TEST_CASE("Checkers accept right answers and name the first wrong index", "[common]") {
+    const std::vector<int> expected = {1, 2, 2, 3};
+    CHECK(checkOutput(expected, expected, "ctx").ok);
+
+    const Check wrong = checkEqual(std::vector<int>{1, 2, 9, 9}, expected, "seed=5");
+    CHECK_FALSE(wrong.ok);
+    CHECK(wrong.message.find("index 2: got 9, expected 2") != std::string::npos);
+    CHECK(wrong.message.find("2 of 4") != std::string::npos);
+    CHECK(wrong.message.find("seed=5") != std::string::npos);
+
+    const Check unsorted = checkOutput(std::vector<int>{2, 1, 2, 3}, expected, "ctx");
+    CHECK(unsorted.message.find("not sorted: index 1") != std::string::npos);
+
+    const Check lost = checkOutput(std::vector<int>{1, 2, 3, 3}, expected, "ctx");
+    CHECK(lost.message.find("not a permutation") != std::string::npos);
+
+    const Check size = checkOutput(std::vector<int>{1, 2}, expected, "ctx");
+    CHECK_FALSE(size.ok);
+}
+
+TEST_CASE("Checkers tell an unstable result from a wrong one", "[common]") {
+    const std::vector<Tagged> expected = {{1, 0}, {1, 1}, {2, 2}};
+    const std::vector<Tagged> swapped = {{1, 1}, {1, 0}, {2, 2}};
+    const Check c = checkOutput(swapped, expected, "ctx");
+    CHECK_FALSE(c.ok);
+    CHECK(c.message.find("not stable") != std::string::npos);
+    CHECK(c.message.find("got 1#1, expected 1#0") != std::string::npos);
+}
+
+TEST_CASE("The sequential merge path equals std::merge and takes A first on ties", "[common][part1]") {
+    for (InputKind kind : allInputKinds()) {
+        for (std::size_t nA : {0, 1, 5, 64, 300}) {
+            for (std::size_t nB : {0, 1, 7, 64, 250}) {
+                const std::uint64_t s = caseSeed(test::seed(), nA, nB);
+                const auto A = tagKeys(sortedKeys(kind, nA, s), 0);
+                const auto B = tagKeys(sortedKeys(kind, nB, s + 1), 1000);
+                std::vector<Tagged> expected(nA + nB);
+                std::merge(A.begin(), A.end(), B.begin(), B.end(), expected.begin());
+                std::vector<Step> path;
+                const auto M = mergePathSequential(A, B, &path);
+                REQUIRE_OK(checkOutput(M, expected, test::context(s, inputKindName(kind))));
+                REQUIRE(path.size() == nA + nB);
+                const auto points = pathPoints(path);
+                REQUIRE(points.back().i == static_cast<long long>(nA));
+                REQUIRE(points.back().j == static_cast<long long>(nB));
+            }
+        }
+    }
+}
+
+namespace {
+
+std::vector<char*> argvOf(std::vector<std::string>& args) {
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    return argv;
+}
+
+Cli demoCli() {
+    Cli cli("demo", "test");
+    cli.option("a", "LIST", "").option("n", "N", "").option("seed", "S", "").flag("no-draw", "");
+    return cli;
+}
+
+}  // namespace
+
+TEST_CASE("The command line takes good options and refuses bad ones clearly", "[common]") {
+    std::vector<std::string> good = {"demo", "--a", "1,-3,5", "--n=12", "--no-draw", "--seed", "42"};
+    auto argv = argvOf(good);
+    Cli cli = demoCli();
+    cli.parse(static_cast<int>(argv.size()), argv.data());
+    CHECK(cli.intList("a") == std::vector<int>{1, -3, 5});
+    CHECK(cli.integer("n", 0, 0, 100) == 12);
+    CHECK(cli.has("no-draw"));
+    CHECK(cli.seed("seed", 1) == 42u);
+    CHECK(cli.integer("missing", 7, 0, 100) == 7);
+    CHECK(cli.usage().find("--no-draw") != std::string::npos);
+
+    const std::vector<std::vector<std::string>> bad = {
+        {"demo", "--bogus"}, {"demo", "--n"}, {"demo", "--no-draw=1"}, {"demo", "stray"}};
+    for (auto args : bad) {
+        auto av = argvOf(args);
+        Cli c = demoCli();
+        CHECK_THROWS_AS(c.parse(static_cast<int>(av.size()), av.data()), UsageError);
+    }
+    const std::vector<std::vector<std::string>> badValues = {
+        {"demo", "--n", "x"}, {"demo", "--n", "101"}, {"demo", "--a", "1,,2"},
+        {"demo", "--a", "1,2,"}, {"demo", "--a", "99999999999"}, {"demo", "--seed", "-1"}};
+    for (auto args : badValues) {
+        auto av = argvOf(args);
+        Cli c = demoCli();
+        c.parse(static_cast<int>(av.size()), av.data());
+        CHECK_THROWS_AS((c.intList("a"), c.integer("n", 0, 0, 100), c.seed("seed", 0)), UsageError);
+    }
+}
+
+TEST_CASE("A device buffer poisons, guards and reports writes outside the array", "[common][gpu]") {
+    LAB_NEEDS_GPU();
+    DeviceBuffer<int> buf(100);
+    const std::vector<int> values(100, 5);
+    buf.upload(values);
+    CHECK(buf.download() == values);
+    CHECK(buf.guards().ok);
+
+    const int oops = 1;
+    CUDA_CHECK(cudaMemcpy(buf.data() + 100, &oops, sizeof oops, cudaMemcpyHostToDevice));
+    buf.download();
+    CHECK_FALSE(buf.guards().ok);
+    CHECK(buf.guards().message.find("[n+0] after") != std::string::npos);
+
+    buf.poison();
+    CUDA_CHECK(cudaMemcpy(buf.data() - 3, &oops, sizeof oops, cudaMemcpyHostToDevice));
+    const auto poisoned = buf.download();
+    CHECK(buf.guards().message.find("[-3] before") != std::string::npos);
+    CHECK(poisoned[0] != 5);
+}
