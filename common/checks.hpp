@@ -9,11 +9,23 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstring>
 #include <sstream>
 #include <string>
 #include <vector>
 
 namespace lab {
+
+// Device buffers start filled with this byte (device_buffer.hpp), so a value
+// made only of it is almost surely an output nobody wrote.
+constexpr unsigned char kPoisonByte = 0xA7;
+
+template <class T>
+bool isPoison(const T& value) {
+    unsigned char bytes[sizeof(T)];
+    std::memcpy(bytes, &value, sizeof(T));
+    return std::all_of(bytes, bytes + sizeof(T), [](unsigned char b) { return b == kPoisonByte; });
+}
 
 struct Check {
     bool ok = true;
@@ -93,6 +105,15 @@ template <class T>
 Check checkOutput(const std::vector<T>& got, const std::vector<T>& expected, const std::string& context) {
     Check equal = checkEqual(got, expected, context);
     if (equal) return equal;
+    const auto unwritten = std::count_if(got.begin(), got.end(), [](const T& v) { return isPoison(v); });
+    const auto notPoisonExpected = std::none_of(expected.begin(), expected.end(), [](const T& v) { return isPoison(v); });
+    if (unwritten > 0 && notPoisonExpected) {
+        const auto first = std::find_if(got.begin(), got.end(), [](const T& v) { return isPoison(v); });
+        std::ostringstream os;
+        os << unwritten << " of " << got.size() << " outputs were never written (they still hold the poison "
+           << "pattern), the first at index " << (first - got.begin()) << "; " << equal.message;
+        return failCheck(os.str());
+    }
     if (Check c = checkSorted(got, context); !c) return c;
     if (Check c = checkPermutation(got, expected, context); !c) return c;
     equal.message = "sorted and a permutation, but not stable (equal keys out of input order): " +

@@ -1,6 +1,6 @@
 // A device array with poisoned contents and guard zones, for checked runs.
 //
-//      [ guard | n elements | guard ]      all bytes start as kPoisonByte
+//      [ guard | n elements | guard ]      all bytes start as kPoisonByte (checks.hpp)
 //              ^ data()
 //
 // Outputs start poisoned, so an element the kernel never wrote shows up as a
@@ -21,8 +21,6 @@
 #include <vector>
 
 namespace lab {
-
-constexpr unsigned char kPoisonByte = 0xA7;
 
 template <class T>
 class DeviceBuffer {

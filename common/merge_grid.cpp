@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <sstream>
 #include <string>
 
 namespace lab {
@@ -27,8 +28,9 @@ std::string padLeft(const std::string& s, std::size_t width) {
 
 }  // namespace
 
-void drawMergeGrid(std::ostream& os, const std::vector<int>& A, const std::vector<int>& B,
+void drawMergeGrid(std::ostream& out, const std::vector<int>& A, const std::vector<int>& B,
                    const std::vector<long long>& diagonals) {
+    std::ostringstream os;
     const long long nA = static_cast<long long>(A.size()), nB = static_cast<long long>(B.size());
     std::vector<Step> steps;
     mergePathSequential(A, B, &steps);
@@ -55,7 +57,7 @@ void drawMergeGrid(std::ostream& os, const std::vector<int>& A, const std::vecto
 
     // Header: B's values centred over their columns.
     os << padLeft("B:", labelWidth);
-    for (long long j = 0; j < nB; ++j) os << padLeft(std::to_string(B[j]), 3) << " ";
+    for (long long j = 0; j < nB; ++j) os << padLeft(std::to_string(B[j]), 3) << (j + 1 < nB ? " " : "");
     os << "\n";
 
     for (long long i = 0; i <= nA; ++i) {
@@ -79,6 +81,9 @@ void drawMergeGrid(std::ostream& os, const std::vector<int>& A, const std::vecto
         }
         os << "\n";
     }
+    // Same text without trailing blanks.
+    std::istringstream lines(os.str());
+    for (std::string line; std::getline(lines, line);) out << line.erase(line.find_last_not_of(' ') + 1) << "\n";
 }
 
 }  // namespace lab

@@ -53,7 +53,7 @@ void traceSearch(const std::vector<int>& A, const std::vector<int>& B, long long
         const bool after = B[k - 1 - mid] < A[mid];
         std::cout << "  i = " << mid << ": B[" << k - 1 - mid << "] = " << B[k - 1 - mid]
                   << (after ? " <  " : " >= ") << "A[" << mid << "] = " << A[mid] << "  -> "
-                  << (after ? "A[i] is not among the first k: look at smaller i" : "A[i] is: look at larger i")
+                  << (after ? "A[i] is not among the first k: look lower" : "A[i] is among the first k: look higher")
                   << "\n";
         (after ? hi : lo) = after ? mid : mid + 1;
     }
@@ -79,13 +79,18 @@ void drawExample(const std::vector<int>& A, const std::vector<int>& B, long long
     const std::vector<int> M = mergePathSequential(A, B, &steps);
     const std::vector<GridPoint> points = pathPoints(steps);
     std::cout << "\nEach thread k finds where the path crosses its diagonal i + j = k, then writes M[k]:\n";
+    std::string line;
     for (std::size_t k = 0; k < M.size(); ++k) {
         const GridPoint p = points[k];
         char out[48], buf[96];
         std::snprintf(out, sizeof out, "M[%zu]=%s[%lld]=%d", k, steps[k] == Step::Down ? "A" : "B",
                       steps[k] == Step::Down ? p.i : p.j, M[k]);
         std::snprintf(buf, sizeof buf, "  t%-3zu (%2lld,%2lld) %-18s", k, p.i, p.j, out);
-        std::cout << buf << ((k % 3 == 2 || k + 1 == M.size()) ? "\n" : "");
+        line += buf;
+        if (k % 3 == 2 || k + 1 == M.size()) {
+            std::cout << line.erase(line.find_last_not_of(' ') + 1) << "\n";
+            line.clear();
+        }
     }
     std::cout << "\nM = " << join(M) << "\n\n";
 }

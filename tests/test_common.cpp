@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstring>
 
 using namespace lab;
 
@@ -77,6 +78,12 @@ TEST_CASE("Checkers accept right answers and name the first wrong index", "[comm
 
     const Check size = checkOutput(std::vector<int>{1, 2}, expected, "ctx");
     CHECK_FALSE(size.ok);
+
+    int poison;
+    std::memset(&poison, kPoisonByte, sizeof poison);
+    const Check unwritten = checkOutput(std::vector<int>{1, 2, poison, poison}, expected, "ctx");
+    CHECK(unwritten.message.find("2 of 4 outputs were never written") != std::string::npos);
+    CHECK(unwritten.message.find("first at index 2") != std::string::npos);
 }
 
 TEST_CASE("Checkers tell an unstable result from a wrong one", "[common]") {
