@@ -1,6 +1,6 @@
 # GPU merge sort lab: every entry point. `make help` lists them.
 #
-#   make part1 && ./part1         the Part 1 demo
+#   make part1 && ./part1         the Part 1 demo (likewise part2)
 #   make test                     all graders (GPU tests are skipped, and say so, without a GPU)
 #   make sanitize                 compute-sanitizer memcheck, racecheck, synccheck on the GPU tests
 #   IMPL=student make test        build and grade the student skeleton / your solution
@@ -56,26 +56,39 @@ $(BUILD)/$(IMPL)/%.o: %.cu
 	@mkdir -p $(@D)
 	$(NVCC) $(CUFLAGS) -c $< -o $@
 
-# ---------------------------------------------------------------- Part 1
+# ---------------------------------------------------------------- parts
+# Each part: its implementation object (reference or student), the objects
+# every build of it links, and the demo's own extra objects.
 PART1_IMPL := $(BUILD)/$(IMPL)/part1_merge_path/$(IMPL).o
+PART1_OBJS :=
+PART1_DEMO :=
+PART2_IMPL := $(BUILD)/$(IMPL)/part2_batch/$(IMPL).o
+PART2_OBJS := $(BUILD)/part2_batch/batch_shape.o
+PART2_DEMO := $(BUILD)/part2_batch/bench_peers.o
 
-$(BUILD)/$(IMPL)/part1: $(BUILD)/part1_merge_path/main.o $(PART1_IMPL) $(COMMON_OBJS)
-	$(NVCC) $(CUFLAGS) $^ -o $@ $(LDFLAGS)
+define part_rules
+$(BUILD)/$(IMPL)/$(1): $(BUILD)/$(2)/main.o $$($(3)_DEMO) $$($(3)_IMPL) $$($(3)_OBJS) $$(COMMON_OBJS)
+	$$(NVCC) $$(CUFLAGS) $$^ -o $$@ $$(LDFLAGS)
 
-.PHONY: part1
-part1: $(BUILD)/$(IMPL)/part1
-	@cp $< $@
-	@echo "built ./part1 ($(IMPL)); run it with ./part1 (./part1 --help for options)"
+.PHONY: $(1)
+$(1): $(BUILD)/$(IMPL)/$(1)
+	@cp $$< $$@
+	@echo "built ./$(1) ($$(IMPL)); run it with ./$(1) (./$(1) --help for options)"
+
+$(BUILD)/$(IMPL)/test_$(1): $$(TEST_MAIN) $(BUILD)/tests/test_$(1).o $$($(3)_IMPL) $$($(3)_OBJS) $$(COMMON_OBJS)
+	$$(NVCC) $$(CUFLAGS) $$^ -o $$@ $$(CATCH_LIBS)
+endef
+
+$(eval $(call part_rules,part1,part1_merge_path,PART1))
+$(eval $(call part_rules,part2,part2_batch,PART2))
+PARTS := part1 part2
 
 # ---------------------------------------------------------------- tests
 $(BUILD)/test_common: $(TEST_MAIN) $(BUILD)/tests/test_common.o $(COMMON_OBJS)
 	$(NVCC) $^ -o $@ $(CATCH_LIBS)
 
-$(BUILD)/$(IMPL)/test_part1: $(TEST_MAIN) $(BUILD)/tests/test_part1.o $(PART1_IMPL) $(COMMON_OBJS)
-	$(NVCC) $(CUFLAGS) $^ -o $@ $(CATCH_LIBS)
-
-TEST_BINS := $(BUILD)/test_common $(BUILD)/$(IMPL)/test_part1
-GPU_TEST_BINS := $(BUILD)/$(IMPL)/test_part1
+GPU_TEST_BINS := $(foreach p,$(PARTS),$(BUILD)/$(IMPL)/test_$(p))
+TEST_BINS := $(BUILD)/test_common $(GPU_TEST_BINS)
 
 .PHONY: test run-tests tests
 test:
@@ -106,15 +119,17 @@ sanitize: $(GPU_TEST_BINS)
 # ---------------------------------------------------------------- misc
 .PHONY: clean help
 clean:
-	rm -rf $(BUILD) part1
+	rm -rf $(BUILD) $(PARTS)
 
 help:
-	@echo "make part1            build the Part 1 demo as ./part1"
+	@echo "make part1 | part2    build a part's demo as ./part1, ./part2"
 	@echo "make test             build and run every grader (TEST_ARGS='[Q1]' picks tests)"
 	@echo "make sanitize         compute-sanitizer memcheck, racecheck, synccheck on the GPU tests"
 	@echo "make clean            remove build/ and the demo binaries"
 	@echo "variables: IMPL=reference|student (now $(IMPL)), ARCH=native|sm_90|... (now $(ARCH)), DEBUG=1"
 
-ALL_OBJS := $(COMMON_OBJS) $(TEST_MAIN) $(BUILD)/tests/test_common.o $(BUILD)/tests/test_part1.o \
-            $(BUILD)/part1_merge_path/main.o $(PART1_IMPL)
+ALL_OBJS := $(COMMON_OBJS) $(TEST_MAIN) $(BUILD)/tests/test_common.o \
+            $(foreach p,$(PARTS),$(BUILD)/tests/test_$(p).o) \
+            $(foreach P,PART1 PART2,$($(P)_IMPL) $($(P)_OBJS) $($(P)_DEMO)) \
+            $(BUILD)/part1_merge_path/main.o $(BUILD)/part2_batch/main.o
 -include $(ALL_OBJS:.o=.d)

@@ -41,14 +41,9 @@ __global__ void mergeSmall_k(const T* A, int nA, const T* B, int nB, T* M) {
     const T* sA = s;
     const T* sB = s + nA;
 
-    // Step 3: where the merge path crosses diagonal k.
-    const int i = diagonalSearch(sA, nA, sB, nB, k);
-    const int j = k - i;
-
-    // Step 4: the path leaves (i, j) down (output A[i]) or right (output B[j]).
-    // A[i] goes first unless A is used up or B[j] is strictly smaller.
-    const bool takeA = j >= nB || (i < nA && !(sB[j] < sA[i]));
-    M[k] = takeA ? sA[i] : sB[j];
+    // Step 3: find where the merge path crosses diagonal k, and write the
+    // value of the step it takes from there (reference_search.cuh).
+    M[k] = mergeOutputAt(sA, nA, sB, nB, k);
 }
 
 namespace {

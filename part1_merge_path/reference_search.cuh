@@ -29,4 +29,15 @@ LAB_HD Size diagonalSearch(const T* A, Size nA, const T* B, Size nB, Size k) {
     return lo;
 }
 
+// Output k of the stable merge of A and B: find where the path crosses
+// diagonal k, then take the step the path takes from there.
+template <class T, class Size>
+LAB_HD T mergeOutputAt(const T* A, Size nA, const T* B, Size nB, Size k) {
+    const Size i = diagonalSearch(A, nA, B, nB, k);
+    const Size j = k - i;
+    // Down (output A[i]) unless A is used up or B[j] is strictly smaller.
+    const bool takeA = j >= nB || (i < nA && !(B[j] < A[i]));
+    return takeA ? A[i] : B[j];
+}
+
 }  // namespace lab

@@ -30,22 +30,48 @@ std::string context(std::uint64_t caseSeed, const std::string& details);
 // Sizes 0..max, all of them, or (quick mode) the edges and a sample.
 std::vector<int> sizesUpTo(int max);
 
-// Uploads A and B, runs `launch(dA, dB, dM)`, downloads M and checks, in this
-// order: the guards around all three buffers, A and B unchanged, then M equal
-// to `expected` (checkOutput: order, permutation, stability).
-template <class T, class Launch>
-Check runMergeCase(const std::vector<T>& A, const std::vector<T>& B, const std::vector<T>& expected,
-                   Launch launch, const std::string& ctx) {
-    DeviceBuffer<T> dA(A.size()), dB(B.size()), dM(expected.size());
-    dA.upload(A);
-    dB.upload(B);
-    launch(dA.data(), dB.data(), dM.data());
-    const std::vector<T> got = dM.download();
-    const bool aSame = dA.download() == A, bSame = dB.download() == B;
-    for (const Check* g : {&dM.guards(), &dA.guards(), &dB.guards()})
-        if (!*g) return failCheck(g->message + " [" + ctx + "]");
-    if (!aSame || !bSame) return failCheck(std::string("input ") + (aSame ? "B" : "A") + " was modified [" + ctx + "]");
+// An input array on the device, to be checked unchanged after the run.
+template <class T>
+class DeviceInput {
+public:
+    explicit DeviceInput(const std::vector<T>& values) : host_(values), buf_(values.size()) {
+        buf_.upload(values);
+    }
+    const T* data() const { return buf_.data(); }
+
+    // Guards intact and every value as uploaded.
+    Check unchanged(const std::string& name, const std::string& ctx) {
+        const std::vector<T> now = buf_.download();
+        if (!buf_.guards()) return failCheck(buf_.guards().message + " (input " + name + ") [" + ctx + "]");
+        if (!(now == host_)) return failCheck("input " + name + " was modified [" + ctx + "]");
+        return {};
+    }
+
+private:
+    const std::vector<T>& host_;
+    DeviceBuffer<T> buf_;
+};
+
+// Downloads a (poisoned, guarded) output: guards intact, then checkOutput.
+template <class T>
+Check checkDeviceOutput(DeviceBuffer<T>& out, const std::vector<T>& expected, const std::string& ctx) {
+    const std::vector<T> got = out.download();
+    if (!out.guards()) return failCheck(out.guards().message + " [" + ctx + "]");
     return checkOutput(got, expected, ctx);
+}
+
+// Uploads A and B, runs `launch(dA, dB, dM)`, then checks the output, and
+// that A and B are unchanged.
+template <class T, class U, class Launch>
+Check runMergeCase(const std::vector<T>& A, const std::vector<U>& B, const std::vector<T>& expected,
+                   Launch launch, const std::string& ctx) {
+    DeviceInput<T> dA(A);
+    DeviceInput<U> dB(B);
+    DeviceBuffer<T> dM(expected.size());
+    launch(dA.data(), dB.data(), dM.data());
+    if (Check c = checkDeviceOutput(dM, expected, ctx); !c) return c;
+    if (Check c = dA.unchanged("A", ctx); !c) return c;
+    return dB.unchanged("B", ctx);
 }
 
 }  // namespace lab::test

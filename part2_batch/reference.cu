@@ -1,0 +1,120 @@
+// Part 2 reference (Q3-Q4): batch merge and batch sort, several segments per block.
+// [instructor reference: files named reference* are not in the student release]
+#include "part2.cuh"
+
+#include "../common/cuda_check.hpp"
+#include "../part1_merge_path/reference_search.cuh"
+
+#include <climits>
+
+namespace lab {
+
+const char* part2Implementation() { return "reference"; }
+
+// Where a thread of a batch launch works. A block of blockDim.x threads (a
+// multiple of d) serves blockDim.x / d consecutive segments, d threads each.
+struct BatchIndex {
+    int tidx;        // position in its segment: its diagonal / output element
+    int Qt;          // which segment of the block
+    long long gbx;   // which segment of the whole batch
+};
+
+__device__ inline BatchIndex batchIndex(int d) {
+    BatchIndex b;
+    b.tidx = threadIdx.x % d;
+    b.Qt = threadIdx.x / d;
+    b.gbx = b.Qt + static_cast<long long>(blockIdx.x) * (blockDim.x / d);
+    return b;
+}
+
+// Q3: segment gbx holds A (its first split[gbx] values) then B; thread tidx
+// writes output tidx of their merge.
+template <class T>
+__global__ void mergeSmallBatch_k(const T* in, const int* split, T* out, int d, long long N) {
+    __shared__ T s[kMaxBatchD];
+    const BatchIndex b = batchIndex(d);
+    const bool active = b.gbx < N;  // the last block may have fewer segments
+
+    // Step 1: stage the block's segments; they are contiguous in memory, so
+    // thread t loads element t: one coalesced load for the whole block.
+    if (active) s[threadIdx.x] = in[b.gbx * d + b.tidx];
+    __syncthreads();
+    if (!active) return;
+
+    // Step 2: merge path inside this thread's segment (Part 1's diagonal search).
+    const T* seg = s + b.Qt * d;
+    const int nA = split[b.gbx];
+    out[b.gbx * d + b.tidx] = mergeOutputAt(seg, nA, seg + nA, d - nA, b.tidx);
+}
+
+// Q4: bottom-up merge sort of each segment in shared memory. Round w merges
+// neighbouring sorted runs of w values into runs of 2w (the last run of a
+// segment may be shorter, or have no partner); each round is Q3's batch merge
+// with "pairs" of 2w values, done by all the block's threads at once.
+template <class T>
+__global__ void sortSmall_k(const T* in, T* out, int d, long long N) {
+    __shared__ T buf[2][kMaxBatchD];  // ping-pong: round r reads buf[src], writes the other
+    const BatchIndex b = batchIndex(d);
+    const bool active = b.gbx < N;
+
+    // Step 1: stage the block's segments (runs of width 1 are sorted).
+    if (active) buf[0][threadIdx.x] = in[b.gbx * d + b.tidx];
+    __syncthreads();
+
+    // Step 2: rounds w = 1, 2, 4, ... until one run covers the segment. The
+    // loop is the same for every thread, so the barrier is reached by all.
+    int src = 0;
+    for (int w = 1; w < d; w *= 2) {
+        if (active) {
+            const T* seg = buf[src] + b.Qt * d;
+            const int start = b.tidx / (2 * w) * (2 * w);  // first value of this thread's pair of runs
+            const int nA = min(w, d - start);
+            const int nB = min(w, d - start - nA);
+            buf[1 - src][threadIdx.x] = mergeOutputAt(seg + start, nA, seg + start + nA, nB, b.tidx - start);
+        }
+        __syncthreads();
+        src = 1 - src;
+    }
+
+    // Step 3: the sorted segments are in buf[src].
+    if (active) out[b.gbx * d + b.tidx] = buf[src][threadIdx.x];
+}
+
+namespace {
+
+// Blocks for N segments at threadsPerBlock / d segments per block.
+unsigned batchBlocks(int d, long long N, int threadsPerBlock) {
+    const long long perBlock = threadsPerBlock / d;
+    const long long blocks = (N + perBlock - 1) / perBlock;
+    LAB_REQUIRE(blocks <= INT_MAX, "N = " << N << " segments need " << blocks << " blocks, more than a grid holds");
+    return static_cast<unsigned>(blocks);
+}
+
+}  // namespace
+
+template <class T>
+void mergeSmallBatch(const T* dIn, const int* dSplit, T* dOut, int d, long long N, int threadsPerBlock) {
+    const int tpb = batchThreadsPerBlock(d, threadsPerBlock);
+    LAB_REQUIRE(N >= 0, "the number of pairs N must be >= 0, got " << N);
+    if (N == 0) return;
+    LAB_REQUIRE(dIn && dSplit && dOut, "null device pointer passed to mergeSmallBatch");
+    mergeSmallBatch_k<<<batchBlocks(d, N, tpb), tpb>>>(dIn, dSplit, dOut, d, N);
+    CUDA_CHECK_LAUNCH("mergeSmallBatch_k");
+}
+
+template <class T>
+void sortSmall(const T* dIn, T* dOut, int d, long long N, int threadsPerBlock) {
+    const int tpb = batchThreadsPerBlock(d, threadsPerBlock);
+    LAB_REQUIRE(N >= 0, "the number of arrays N must be >= 0, got " << N);
+    if (N == 0) return;
+    LAB_REQUIRE(dIn && dOut, "null device pointer passed to sortSmall");
+    sortSmall_k<<<batchBlocks(d, N, tpb), tpb>>>(dIn, dOut, d, N);
+    CUDA_CHECK_LAUNCH("sortSmall_k");
+}
+
+template void mergeSmallBatch<int>(const int*, const int*, int*, int, long long, int);
+template void mergeSmallBatch<Tagged>(const Tagged*, const int*, Tagged*, int, long long, int);
+template void sortSmall<int>(const int*, int*, int, long long, int);
+template void sortSmall<Tagged>(const Tagged*, Tagged*, int, long long, int);
+
+}  // namespace lab

@@ -1,0 +1,221 @@
+// Graders for Part 2: Q3 (batch merge) and Q4 (batch sort of small arrays).
+// Points: tests/points_part2.tsv. Run one question: ./build/<impl>/test_part2 "[Q3]"
+#include "lab_test.hpp"
+
+#include "../common/inputs.hpp"
+#include "../part2_batch/part2.cuh"
+
+#include <algorithm>
+#include <string>
+
+using namespace lab;
+
+namespace {
+
+struct Batch {
+    std::vector<Tagged> values;  // N segments of d
+    std::vector<int> split;      // Q3: |A_p| of each segment
+};
+
+// N segments of d values of the given kind, tagged by position. With
+// `sortedHalves`, each segment is a pair: split chosen per pair (0 and d
+// included), both halves sorted.
+Batch makeBatch(InputKind kind, int d, long long N, std::uint64_t s, bool sortedHalves) {
+    Batch b;
+    Rng rng(s);
+    std::vector<int> keys;
+    keys.reserve(static_cast<std::size_t>(N) * d);
+    for (long long p = 0; p < N; ++p) {
+        std::vector<int> seg = makeKeys(kind, d, caseSeed(s, p));
+        if (sortedHalves) {
+            const int split = p % 5 == 0 ? 0 : p % 5 == 1 ? d : static_cast<int>(rng.below(d + 1));
+            std::sort(seg.begin(), seg.begin() + split);
+            std::sort(seg.begin() + split, seg.end());
+            b.split.push_back(split);
+        }
+        keys.insert(keys.end(), seg.begin(), seg.end());
+    }
+    b.values = tagKeys(keys, 0);
+    return b;
+}
+
+std::vector<int> keysOf(const std::vector<Tagged>& v) {
+    std::vector<int> k(v.size());
+    std::transform(v.begin(), v.end(), k.begin(), [](const Tagged& t) { return t.key; });
+    return k;
+}
+
+template <class T>
+std::vector<T> expectedMerges(const std::vector<T>& in, const std::vector<int>& split, int d) {
+    std::vector<T> out(in.size());
+    for (std::size_t p = 0; p < split.size(); ++p) {
+        const auto seg = in.begin() + p * d;
+        std::merge(seg, seg + split[p], seg + split[p], seg + d, out.begin() + p * d);
+    }
+    return out;
+}
+
+template <class T>
+std::vector<T> expectedSorts(std::vector<T> in, int d) {
+    for (std::size_t p = 0; p * d < in.size(); ++p) std::stable_sort(in.begin() + p * d, in.begin() + (p + 1) * d);
+    return in;
+}
+
+template <class T>
+Check mergeBatchCase(const std::vector<T>& in, const std::vector<int>& split, int d, long long N, int tpb,
+                     const std::string& ctx) {
+    return test::runMergeCase(
+        in, split, expectedMerges(in, split, d),
+        [&](const T* dIn, const int* dSplit, T* dOut) { mergeSmallBatch(dIn, dSplit, dOut, d, N, tpb); }, ctx);
+}
+
+template <class T>
+Check sortBatchCase(const std::vector<T>& in, int d, long long N, int tpb, const std::string& ctx) {
+    const std::vector<int> none;
+    return test::runMergeCase(
+        in, none, expectedSorts(in, d),
+        [&](const T* dIn, const int*, T* dOut) { sortSmall(dIn, dOut, d, N, tpb); }, ctx);
+}
+
+std::string shape(int d, long long N, int tpb, const char* kind) {
+    return "d=" + std::to_string(d) + " N=" + std::to_string(N) + " threadsPerBlock=" +
+           (tpb ? std::to_string(tpb) : "default") + " " + kind;
+}
+
+// N at the edges of a block: one pair, a block minus one, a block plus one, several blocks.
+std::vector<long long> batchCounts(int d) {
+    const long long perBlock = batchThreadsPerBlock(d) / d;
+    std::vector<long long> counts = {1, perBlock + 1, 3 * perBlock + 2};
+    if (perBlock > 1) counts.push_back(perBlock - 1);
+    return counts;
+}
+
+std::vector<int> batchSizes() {
+    std::vector<int> sizes = test::sizesUpTo(kMaxBatchD);
+    sizes.erase(sizes.begin());  // d = 0 is refused, tested separately
+    return sizes;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------- shape (both questions)
+
+TEST_CASE("Batch launchers refuse bad d, N and threads per block", "[part2][Q3][Q4]") {
+    CHECK(batchThreadsPerBlock(1) == 1024);
+    CHECK(batchThreadsPerBlock(3) == 1023);
+    CHECK(batchThreadsPerBlock(1000) == 1000);
+    CHECK(batchThreadsPerBlock(8, 24) == 24);
+    for (int d : {0, -1, 1025}) CHECK_THROWS_AS(batchThreadsPerBlock(d), Error);
+    for (int tpb : {-8, 12, 1032, 2048}) CHECK_THROWS_AS(batchThreadsPerBlock(8, tpb), Error);
+    Tagged t{};
+    int i = 0;
+    CHECK_THROWS_AS(mergeSmallBatch(&t, &i, &t, 0, 1), Error);
+    CHECK_THROWS_AS(mergeSmallBatch(&t, &i, &t, 1025, 1), Error);
+    CHECK_THROWS_AS(mergeSmallBatch(&t, &i, &t, 8, -1), Error);
+    CHECK_THROWS_AS(mergeSmallBatch(&t, &i, &t, 8, 10, 20), Error);
+    CHECK_THROWS_AS(sortSmall(&t, &t, 0, 1), Error);
+    CHECK_THROWS_AS(sortSmall(&t, &t, 2000, 1), Error);
+    CHECK_THROWS_AS(sortSmall(&t, &t, 8, -5), Error);
+    CHECK_THROWS_AS(sortSmall(&t, &t, 8, 10, 1030), Error);
+}
+
+// ---------------------------------------------------------------- Q3
+
+TEST_CASE("mergeSmallBatch merges every d from 1 to 1024, N around a block's worth", "[part2][Q3][gpu]") {
+    LAB_NEEDS_GPU();
+    for (int d : batchSizes()) {
+        for (long long N : batchCounts(d)) {
+            const std::uint64_t s = caseSeed(test::seed(), d, N);
+            const Batch b = makeBatch(InputKind::Random, d, N, s, true);
+            REQUIRE_OK(mergeBatchCase(keysOf(b.values), b.split, d, N, 0, test::context(s, shape(d, N, 0, "random"))));
+        }
+    }
+}
+
+TEST_CASE("mergeSmallBatch keeps equal keys in order, A's first, for every input kind", "[part2][Q3][gpu]") {
+    LAB_NEEDS_GPU();
+    for (InputKind kind : allInputKinds()) {
+        for (int d : {1, 2, 5, 8, 33, 128, 257, 640, 1023, 1024}) {
+            const long long N = batchCounts(d)[2];
+            const std::uint64_t s = caseSeed(test::seed(), d, 100 + int(kind));
+            const Batch b = makeBatch(kind, d, N, s, true);
+            REQUIRE_OK(mergeBatchCase(b.values, b.split, d, N, 0, test::context(s, shape(d, N, 0, inputKindName(kind)))));
+        }
+    }
+}
+
+TEST_CASE("mergeSmallBatch works with any threads per block that is a multiple of d", "[part2][Q3][gpu]") {
+    LAB_NEEDS_GPU();
+    for (auto [d, tpb] : {std::pair{8, 8}, {8, 16}, {8, 24}, {8, 1000}, {3, 3}, {3, 30}, {100, 300}, {511, 511},
+                          {1, 1}, {1, 37}}) {
+        const long long N = 1000 / d + 7;
+        const std::uint64_t s = caseSeed(test::seed(), d, tpb);
+        const Batch b = makeBatch(InputKind::FewDistinct, d, N, s, true);
+        REQUIRE_OK(mergeBatchCase(b.values, b.split, d, N, tpb, test::context(s, shape(d, N, tpb, "few-distinct"))));
+    }
+}
+
+TEST_CASE("mergeSmallBatch merges a large batch", "[part2][Q3][gpu]") {
+    LAB_NEEDS_GPU();
+    for (int d : {4, 96, 1024}) {
+        const long long N = (test::quick() ? 1 << 16 : 1 << 22) / d + 1;
+        const std::uint64_t s = caseSeed(test::seed(), d, 7);
+        const Batch b = makeBatch(InputKind::Random, d, N, s, true);
+        REQUIRE_OK(mergeBatchCase(keysOf(b.values), b.split, d, N, 0, test::context(s, shape(d, N, 0, "random"))));
+    }
+}
+
+TEST_CASE("mergeSmallBatch writes nothing when N is 0", "[part2][Q3][gpu]") {
+    LAB_NEEDS_GPU();
+    REQUIRE_OK(mergeBatchCase(std::vector<int>{}, std::vector<int>{}, 16, 0, 0, "d=16 N=0"));
+}
+
+// ---------------------------------------------------------------- Q4
+
+TEST_CASE("sortSmall sorts every d from 1 to 1024, N around a block's worth", "[part2][Q4][gpu]") {
+    LAB_NEEDS_GPU();
+    for (int d : batchSizes()) {
+        for (long long N : batchCounts(d)) {
+            const std::uint64_t s = caseSeed(test::seed(), d, N + 5);
+            const Batch b = makeBatch(InputKind::Random, d, N, s, false);
+            REQUIRE_OK(sortBatchCase(keysOf(b.values), d, N, 0, test::context(s, shape(d, N, 0, "random"))));
+        }
+    }
+}
+
+TEST_CASE("sortSmall is stable and sorts every input kind", "[part2][Q4][gpu]") {
+    LAB_NEEDS_GPU();
+    for (InputKind kind : allInputKinds()) {
+        for (int d : {1, 2, 3, 6, 8, 31, 100, 256, 600, 1000, 1024}) {
+            const long long N = batchCounts(d)[2];
+            const std::uint64_t s = caseSeed(test::seed(), d, 200 + int(kind));
+            const Batch b = makeBatch(kind, d, N, s, false);
+            REQUIRE_OK(sortBatchCase(b.values, d, N, 0, test::context(s, shape(d, N, 0, inputKindName(kind)))));
+        }
+    }
+}
+
+TEST_CASE("sortSmall works with any threads per block that is a multiple of d", "[part2][Q4][gpu]") {
+    LAB_NEEDS_GPU();
+    for (auto [d, tpb] : {std::pair{8, 8}, {8, 24}, {8, 1000}, {6, 18}, {100, 900}, {1, 5}}) {
+        const long long N = 1000 / d + 5;
+        const std::uint64_t s = caseSeed(test::seed(), d, tpb + 1);
+        const Batch b = makeBatch(InputKind::FewDistinct, d, N, s, false);
+        REQUIRE_OK(sortBatchCase(b.values, d, N, tpb, test::context(s, shape(d, N, tpb, "few-distinct"))));
+    }
+}
+
+TEST_CASE("sortSmall sorts a large batch", "[part2][Q4][gpu]") {
+    LAB_NEEDS_GPU();
+    for (int d : {4, 100, 1024}) {
+        const long long N = (test::quick() ? 1 << 16 : 1 << 22) / d + 3;
+        const std::uint64_t s = caseSeed(test::seed(), d, 9);
+        const Batch b = makeBatch(InputKind::Random, d, N, s, false);
+        REQUIRE_OK(sortBatchCase(keysOf(b.values), d, N, 0, test::context(s, shape(d, N, 0, "random"))));
+    }
+}
+
+TEST_CASE("sortSmall writes nothing when N is 0", "[part2][Q4][gpu]") {
+    LAB_NEEDS_GPU();
+    REQUIRE_OK(sortBatchCase(std::vector<int>{}, 16, 0, 0, "d=16 N=0"));
+}
