@@ -1,6 +1,6 @@
 # GPU merge sort lab: every entry point. `make help` lists them.
 #
-#   make part1 && ./part1         the Part 1 demo (likewise part2)
+#   make part1 && ./part1         the Part 1 demo (likewise part2, part3)
 #   make test                     all graders (GPU tests are skipped, and say so, without a GPU)
 #   make sanitize                 compute-sanitizer memcheck, racecheck, synccheck on the GPU tests
 #   IMPL=student make test        build and grade the student skeleton / your solution
@@ -65,6 +65,9 @@ PART1_DEMO :=
 PART2_IMPL := $(BUILD)/$(IMPL)/part2_batch/$(IMPL).o
 PART2_OBJS := $(BUILD)/part2_batch/batch_shape.o
 PART2_DEMO := $(BUILD)/part2_batch/bench_peers.o
+PART3_IMPL := $(BUILD)/$(IMPL)/part3_merge_sort/$(IMPL).o
+PART3_OBJS := $(BUILD)/part3_merge_sort/shapes.o
+PART3_DEMO := $(BUILD)/part3_merge_sort/bench_peers.o
 
 define part_rules
 $(BUILD)/$(IMPL)/$(1): $(BUILD)/$(2)/main.o $$($(3)_DEMO) $$($(3)_IMPL) $$($(3)_OBJS) $$(COMMON_OBJS)
@@ -81,7 +84,8 @@ endef
 
 $(eval $(call part_rules,part1,part1_merge_path,PART1))
 $(eval $(call part_rules,part2,part2_batch,PART2))
-PARTS := part1 part2
+$(eval $(call part_rules,part3,part3_merge_sort,PART3))
+PARTS := part1 part2 part3
 
 # ---------------------------------------------------------------- tests
 $(BUILD)/test_common: $(TEST_MAIN) $(BUILD)/tests/test_common.o $(COMMON_OBJS)
@@ -122,7 +126,7 @@ clean:
 	rm -rf $(BUILD) $(PARTS)
 
 help:
-	@echo "make part1 | part2    build a part's demo as ./part1, ./part2"
+	@echo "make part1|part2|part3  build a part's demo as ./part1, ./part2, ./part3"
 	@echo "make test             build and run every grader (TEST_ARGS='[Q1]' picks tests)"
 	@echo "make sanitize         compute-sanitizer memcheck, racecheck, synccheck on the GPU tests"
 	@echo "make clean            remove build/ and the demo binaries"
@@ -130,6 +134,6 @@ help:
 
 ALL_OBJS := $(COMMON_OBJS) $(TEST_MAIN) $(BUILD)/tests/test_common.o \
             $(foreach p,$(PARTS),$(BUILD)/tests/test_$(p).o) \
-            $(foreach P,PART1 PART2,$($(P)_IMPL) $($(P)_OBJS) $($(P)_DEMO)) \
-            $(BUILD)/part1_merge_path/main.o $(BUILD)/part2_batch/main.o
+            $(foreach P,PART1 PART2 PART3,$($(P)_IMPL) $($(P)_OBJS) $($(P)_DEMO)) \
+            $(BUILD)/part1_merge_path/main.o $(BUILD)/part2_batch/main.o $(BUILD)/part3_merge_sort/main.o
 -include $(ALL_OBJS:.o=.d)

@@ -1,0 +1,35 @@
+// Peers of the Part 3 tables: CCCL (Thrust, CUB) and the naive GPU merges the
+// lab is meant to beat. Kept apart from main.cu so their long compile happens once.
+#pragma once
+
+namespace lab::peers {
+
+void thrustMerge(const int* dA, long long nA, const int* dB, long long nB, int* dM);
+void thrustSort(int* dData, long long n);  // thrust::sort (a radix sort for int keys)
+
+// cub::DeviceMergeSort::StableSortKeys, with its temporary storage owned here.
+class CubMergeSort {
+public:
+    explicit CubMergeSort(long long n);
+    ~CubMergeSort();
+    CubMergeSort(const CubMergeSort&) = delete;
+    CubMergeSort& operator=(const CubMergeSort&) = delete;
+    void run(int* dData);
+
+private:
+    long long n_;
+    void* temp_ = nullptr;
+    unsigned long long bytes_ = 0;
+};
+
+// Naive 1: one GPU thread merges everything, sequentially.
+void oneThreadMerge(const int* dA, long long nA, const int* dB, long long nB, int* dM);
+
+// Naive 2: one thread per input element, which finds its rank in the other
+// array by binary search; its output position is its own index plus that rank.
+void rankMerge(const int* dA, long long nA, const int* dB, long long nB, int* dM);
+
+// Naive 2 as a sort: passes of rank merges, runs of 1, 2, 4, ... (dTemp holds n).
+void rankMergeSort(int* dData, int* dTemp, long long n);
+
+}  // namespace lab::peers

@@ -1,0 +1,46 @@
+// Part 3 (Q5-Q7): merge of large arrays on many blocks, and merge sort of any size.
+//
+// Students implement this interface in student.cu and do not change this file.
+// Conventions as in part1.cuh (stable, device pointers, lab::Error on bad
+// arguments, default stream). Sizes are 64-bit: any array that fits in device
+// memory, more than 2^31 elements included. The launchers allocate the
+// temporary memory they need (stream-ordered, cudaMallocAsync) and throw
+// lab::Error naming the bytes needed and free when the device has too little.
+#pragma once
+
+#include "../common/tagged.hpp"
+
+#include <vector>
+
+namespace lab {
+
+const char* part3Implementation();
+
+// A launch shape: threads per block and consecutive outputs per thread. One
+// block merges (or sorts) a tile of threads * itemsPerThread outputs.
+struct LaunchShape {
+    int threads;
+    int itemsPerThread;
+    int tile() const { return threads * itemsPerThread; }
+};
+
+// The shapes of the Q7 study. Every implementation supports all of them.
+const std::vector<LaunchShape>& studyShapes();
+
+// Q5: dM[0, nA+nB) = stable merge of sorted dA[0, nA) and dB[0, nB), on many
+// blocks: a partition stage (the diagonal search at every tile boundary) and
+// a merge stage (each block merges its tile in shared memory).
+// Requires nA, nB >= 0, dM not overlapping the inputs.
+template <class T>
+void mergeLarge(const T* dA, long long nA, const T* dB, long long nB, T* dM);
+
+// Q6: sorts dData[0, n) stably, in place (the result is in dData), without
+// recursion: tiles sorted inside blocks, then passes of Q5's merge.
+template <class T>
+void mergeSort(T* dData, long long n);
+
+// Q7: the same with a chosen launch shape (one of studyShapes()), for int keys.
+void mergeLargeShaped(const int* dA, long long nA, const int* dB, long long nB, int* dM, LaunchShape shape);
+void mergeSortShaped(int* dData, long long n, LaunchShape shape);
+
+}  // namespace lab

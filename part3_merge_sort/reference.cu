@@ -1,0 +1,324 @@
+// Part 3 reference (Q5-Q7): merge path on many blocks, and a merge sort built on it.
+// [instructor reference: files named reference* are not in the student release]
+//
+// Layers: a "job" says where tile t of a merge reads and writes (two arrays
+// for Q5, a pass of the sort for Q6) -> partition_k finds where each tile
+// starts on the merge path -> mergeTiles_k merges one tile per block ->
+// host launchers pick the shape and run the stages.
+#include "part3.cuh"
+
+#include "../common/cuda_check.hpp"
+#include "../common/gpu.hpp"
+#include "../part1_merge_path/reference_search.cuh"
+
+#include <climits>
+#include <utility>
+
+namespace lab {
+
+const char* part3Implementation() { return "reference"; }
+
+// The default shape (Q7): 128 threads x 8 items, a tile of 1024 outputs. Small
+// enough for several blocks per multiprocessor and a short block sort, large
+// enough that the partition stage (one search per tile) costs little.
+constexpr int kThreads = 128;
+constexpr int kItems = 8;
+
+// ---------------------------------------------------------------- jobs
+
+// The merge that tile t belongs to: inputs A, B, output M, and k0, the
+// tile's first diagonal counted from the start of that merge.
+template <class T>
+struct MergeWindow {
+    const T* A;
+    long long nA;
+    const T* B;
+    long long nB;
+    T* M;
+    long long k0;
+};
+
+// Q5: one merge of two arrays; tile t starts at diagonal t * tile.
+template <class T>
+struct TwoArrays {
+    const T* A;
+    long long nA;
+    const T* B;
+    long long nB;
+    T* M;
+    __device__ MergeWindow<T> window(long long t, int tile) const { return {A, nA, B, nB, M, t * tile}; }
+};
+
+// Q6: one pass of the sort: neighbouring sorted runs of `width` values of src
+// are merged pairwise into dst. 2 * width is a multiple of the tile, so no
+// tile straddles two merges.
+template <class T>
+struct SortPass {
+    const T* src;
+    T* dst;
+    long long n, width;
+    __device__ MergeWindow<T> window(long long t, int tile) const {
+        const long long first = t * tile;
+        const long long start = first / (2 * width) * (2 * width);
+        const long long nA = min(width, n - start);
+        const long long nB = min(width, n - start - nA);
+        return {src + start, nA, src + start + nA, nB, dst + start, first - start};
+    }
+};
+
+// ---------------------------------------------------------------- kernels
+
+// Partition stage: splits[t] = how many of A's values precede tile t's first
+// output, found by the diagonal search in global memory, one thread per tile.
+template <class Job>
+__global__ void partition_k(Job job, int tile, long long numTiles, long long* splits) {
+    const long long t = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x;
+    if (t >= numTiles) return;
+    const auto w = job.window(t, tile);
+    splits[t] = diagonalSearch(w.A, w.nA, w.B, w.nB, w.k0);
+}
+
+// Thread-level merge: `count` (<= ITEMS) consecutive outputs of the merge of
+// sA[0, nA) and sB[0, nB) from point (i, j) on, into v. Stable: A on ties.
+template <int ITEMS, class T>
+__device__ void mergeRun(const T* sA, int nA, const T* sB, int nB, int i, int j, int count, T (&v)[ITEMS]) {
+#pragma unroll
+    for (int r = 0; r < ITEMS; ++r) {
+        if (r < count) {
+            const bool takeA = j >= nB || (i < nA && !(sB[j] < sA[i]));
+            v[r] = takeA ? sA[i++] : sB[j++];
+        }
+    }
+}
+
+// Merge stage: block t merges tile t. Its windows of A and B come into shared
+// memory with coalesced loads; each thread merges ITEMS consecutive outputs
+// in registers; the tile goes back out through shared memory, coalesced.
+template <int THREADS, int ITEMS, class T, class Job>
+__global__ void __launch_bounds__(THREADS) mergeTiles_k(Job job, const long long* splits) {
+    constexpr int TILE = THREADS * ITEMS;
+    __shared__ T s[TILE];
+    const long long t = blockIdx.x;
+    const MergeWindow<T> w = job.window(t, TILE);
+
+    // Step 1: the tile's outputs [k0, k1) come from A[a0, a1) and B[b0, ...).
+    // The next tile's split ends ours, unless ours ends its merge.
+    const long long n = w.nA + w.nB;
+    const long long k1 = min(w.k0 + TILE, n);
+    const long long a0 = splits[t];
+    const long long a1 = k1 == n ? w.nA : splits[t + 1];
+    const long long b0 = w.k0 - a0;
+    const int len = static_cast<int>(k1 - w.k0);
+    const int lenA = static_cast<int>(a1 - a0);
+    const int lenB = len - lenA;
+
+    // Step 2: stage both windows: s[0, lenA) from A, s[lenA, len) from B.
+    for (int x = threadIdx.x; x < len; x += THREADS) s[x] = x < lenA ? w.A[a0 + x] : w.B[b0 + x - lenA];
+    __syncthreads();
+
+    // Step 3: this thread's outputs [kk, kk + ITEMS) of the tile, from the
+    // point where its diagonal crosses the path (Part 1's search, in shared).
+    const int kk = min(static_cast<int>(threadIdx.x) * ITEMS, len);
+    const int i = diagonalSearch(s, lenA, s + lenA, lenB, kk);
+    T v[ITEMS];
+    mergeRun(s, lenA, s + lenA, lenB, i, kk - i, min(ITEMS, len - kk), v);
+    __syncthreads();  // everyone has read s: it can take the outputs
+
+    // Step 4: outputs to shared, then to global memory coalesced.
+#pragma unroll
+    for (int r = 0; r < ITEMS; ++r)
+        if (kk + r < len) s[kk + r] = v[r];
+    __syncthreads();
+    for (int x = threadIdx.x; x < len; x += THREADS) w.M[w.k0 + x] = s[x];
+}
+
+// Q6 stage 1: block b sorts tile b of `in` into `out` (which may be `in`):
+// each thread insertion-sorts its ITEMS values, then rounds merge runs of
+// ITEMS, 2*ITEMS, ... in shared memory (Part 2's batch sort, ITEMS per thread).
+template <int THREADS, int ITEMS, class T>
+__global__ void __launch_bounds__(THREADS) sortTiles_k(const T* in, T* out, long long n) {
+    constexpr int TILE = THREADS * ITEMS;
+    __shared__ T buf[2][TILE];  // ping-pong between rounds
+    const long long base = blockIdx.x * static_cast<long long>(TILE);
+    const int len = static_cast<int>(min(static_cast<long long>(TILE), n - base));
+
+    // Step 1: stage the tile, coalesced.
+    for (int x = threadIdx.x; x < len; x += THREADS) buf[0][x] = in[base + x];
+    __syncthreads();
+
+    // Step 2: runs of ITEMS: each thread sorts its own values (stable insertion sort).
+    const int kk = threadIdx.x * ITEMS;
+    const int mine = max(0, min(ITEMS, len - kk));
+    T* run = buf[0] + kk;
+    for (int a = 1; a < mine; ++a) {
+        const T x = run[a];
+        int b = a;
+        for (; b > 0 && x < run[b - 1]; --b) run[b] = run[b - 1];
+        run[b] = x;
+    }
+    __syncthreads();
+
+    // Step 3: rounds; a thread's ITEMS outputs always lie in one pair of runs.
+    int src = 0;
+    for (int width = ITEMS; width < len; width *= 2) {
+        if (kk < len) {
+            const T* S = buf[src];
+            const int start = kk / (2 * width) * (2 * width);
+            const int nA = min(width, len - start);
+            const int nB = min(width, len - start - nA);
+            const int i = diagonalSearch(S + start, nA, S + start + nA, nB, kk - start);
+            T v[ITEMS];
+            mergeRun(S + start, nA, S + start + nA, nB, i, kk - start - i, min(ITEMS, len - kk), v);
+#pragma unroll
+            for (int r = 0; r < ITEMS; ++r)
+                if (kk + r < len) buf[1 - src][kk + r] = v[r];
+        }
+        __syncthreads();
+        src = 1 - src;
+    }
+
+    // Step 4: store the sorted tile, coalesced.
+    for (int x = threadIdx.x; x < len; x += THREADS) out[base + x] = buf[src][x];
+}
+
+// ---------------------------------------------------------------- host
+
+namespace {
+
+// Stream-ordered temporary memory, freed at scope exit; clear error when short.
+template <class T>
+class Scratch {
+public:
+    explicit Scratch(long long n) {
+        const std::size_t bytes = static_cast<std::size_t>(n) * sizeof(T);
+        const cudaError_t err = cudaMallocAsync(reinterpret_cast<void**>(&p_), bytes, 0);
+        if (err == cudaErrorMemoryAllocation) {
+            cudaGetLastError();
+            LAB_REQUIRE(false, "not enough device memory for temporary storage: needs " << formatBytes(double(bytes))
+                                                                                        << ", " << formatBytes(double(freeDeviceBytes()))
+                                                                                        << " free");
+        }
+        CUDA_CHECK(err);
+    }
+    ~Scratch() { cudaFreeAsync(p_, 0); }
+    Scratch(const Scratch&) = delete;
+    Scratch& operator=(const Scratch&) = delete;
+    T* get() const { return p_; }
+
+private:
+    T* p_ = nullptr;
+};
+
+long long ceilDiv(long long a, long long b) { return (a + b - 1) / b; }
+
+// Partition, then merge, for any job covering numTiles tiles.
+template <int THREADS, int ITEMS, class T, class Job>
+void runMerge(const Job& job, long long numTiles) {
+    constexpr int TILE = THREADS * ITEMS;
+    LAB_REQUIRE(numTiles <= INT_MAX, "too many tiles (" << numTiles << ") for one grid");
+    Scratch<long long> splits(numTiles);
+    constexpr int kPartitionThreads = 256;
+    partition_k<<<static_cast<unsigned>(ceilDiv(numTiles, kPartitionThreads)), kPartitionThreads>>>(
+        job, TILE, numTiles, splits.get());
+    CUDA_CHECK_LAUNCH("partition_k");
+    mergeTiles_k<THREADS, ITEMS, T><<<static_cast<unsigned>(numTiles), THREADS>>>(job, splits.get());
+    CUDA_CHECK_LAUNCH("mergeTiles_k");
+}
+
+template <int THREADS, int ITEMS, class T>
+void mergeLargeImpl(const T* dA, long long nA, const T* dB, long long nB, T* dM) {
+    LAB_REQUIRE(nA >= 0 && nB >= 0, "merge sizes must be >= 0, got |A| = " << nA << ", |B| = " << nB);
+    LAB_REQUIRE(nA <= LLONG_MAX - nB, "|A| + |B| overflows");
+    const long long n = nA + nB;
+    if (n == 0) return;
+    LAB_REQUIRE(dM && (nA == 0 || dA) && (nB == 0 || dB), "null device pointer passed to mergeLarge");
+    runMerge<THREADS, ITEMS, T>(TwoArrays<T>{dA, nA, dB, nB, dM}, ceilDiv(n, THREADS * ITEMS));
+}
+
+template <int THREADS, int ITEMS, class T>
+void mergeSortImpl(T* dData, long long n) {
+    constexpr int TILE = THREADS * ITEMS;
+    LAB_REQUIRE(n >= 0, "the array size must be >= 0, got " << n);
+    if (n <= 1) return;
+    LAB_REQUIRE(dData != nullptr, "null device pointer passed to mergeSort");
+    const long long numTiles = ceilDiv(n, TILE);
+    LAB_REQUIRE(numTiles <= INT_MAX, "too many tiles (" << numTiles << ") for one grid");
+    if (numTiles == 1) {  // one block sorts it all, in place
+        sortTiles_k<THREADS, ITEMS><<<1, THREADS>>>(dData, dData, n);
+        CUDA_CHECK_LAUNCH("sortTiles_k");
+        return;
+    }
+    Scratch<T> temp(n);
+
+    // Which buffer holds the result: each pass moves the data to the other
+    // buffer, so with an odd number of passes stage 1 writes its sorted tiles
+    // to temp, and the last pass lands in dData either way.
+    int passes = 0;
+    for (long long width = TILE; width < n; width *= 2) ++passes;
+    T* src = passes % 2 ? temp.get() : dData;
+    T* dst = passes % 2 ? dData : temp.get();
+
+    // Stage 1: sorted runs of one tile each.
+    sortTiles_k<THREADS, ITEMS><<<static_cast<unsigned>(numTiles), THREADS>>>(dData, src, n);
+    CUDA_CHECK_LAUNCH("sortTiles_k");
+    // Stage 2: passes of the large merge, runs of TILE, 2*TILE, ... until one run.
+    for (long long width = TILE; width < n; width *= 2) {
+        runMerge<THREADS, ITEMS, T>(SortPass<T>{src, dst, n, width}, numTiles);
+        std::swap(src, dst);
+    }
+}
+
+// Runs f.template operator()<THREADS, ITEMS>() for the study shape asked for.
+template <class F>
+void withShape(LaunchShape shape, F&& f) {
+    const int t = shape.threads, k = shape.itemsPerThread;
+    if (t == 128 && k == 4) f.template operator()<128, 4>();
+    else if (t == 128 && k == 8) f.template operator()<128, 8>();
+    else if (t == 128 && k == 16) f.template operator()<128, 16>();
+    else if (t == 256 && k == 8) f.template operator()<256, 8>();
+    else if (t == 256 && k == 16) f.template operator()<256, 16>();
+    else if (t == 512 && k == 8) f.template operator()<512, 8>();
+    else LAB_REQUIRE(false, "launch shape " << t << " threads x " << k << " items is not one of studyShapes()");
+}
+
+struct MergeLargeInt {
+    const int* dA;
+    long long nA;
+    const int* dB;
+    long long nB;
+    int* dM;
+    template <int THREADS, int ITEMS>
+    void operator()() const { mergeLargeImpl<THREADS, ITEMS>(dA, nA, dB, nB, dM); }
+};
+
+struct MergeSortInt {
+    int* dData;
+    long long n;
+    template <int THREADS, int ITEMS>
+    void operator()() const { mergeSortImpl<THREADS, ITEMS>(dData, n); }
+};
+
+}  // namespace
+
+template <class T>
+void mergeLarge(const T* dA, long long nA, const T* dB, long long nB, T* dM) {
+    mergeLargeImpl<kThreads, kItems>(dA, nA, dB, nB, dM);
+}
+
+template <class T>
+void mergeSort(T* dData, long long n) {
+    mergeSortImpl<kThreads, kItems>(dData, n);
+}
+
+void mergeLargeShaped(const int* dA, long long nA, const int* dB, long long nB, int* dM, LaunchShape shape) {
+    withShape(shape, MergeLargeInt{dA, nA, dB, nB, dM});
+}
+
+void mergeSortShaped(int* dData, long long n, LaunchShape shape) { withShape(shape, MergeSortInt{dData, n}); }
+
+template void mergeLarge<int>(const int*, long long, const int*, long long, int*);
+template void mergeLarge<Tagged>(const Tagged*, long long, const Tagged*, long long, Tagged*);
+template void mergeSort<int>(int*, long long);
+template void mergeSort<Tagged>(Tagged*, long long);
+
+}  // namespace lab

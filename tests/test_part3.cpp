@@ -1,0 +1,176 @@
+// Graders for Part 3: Q5 (large merge), Q6 (merge sort), Q7 (every launch shape).
+// Points: tests/points_part3.tsv. Run one question: ./build/<impl>/test_part3 "[Q5]"
+#include "lab_test.hpp"
+
+#include "../common/inputs.hpp"
+#include "../part3_merge_sort/part3.cuh"
+
+#include <algorithm>
+#include <string>
+
+using namespace lab;
+
+namespace {
+
+constexpr long long kTile = 1024;  // the reference's tile; sizes around it are edges for most designs
+
+template <class T>
+std::vector<T> stdMerge(const std::vector<T>& A, const std::vector<T>& B) {
+    std::vector<T> M(A.size() + B.size());
+    std::merge(A.begin(), A.end(), B.begin(), B.end(), M.begin());
+    return M;
+}
+
+template <class T, class Merge>
+Check largeMergeCase(const std::vector<T>& A, const std::vector<T>& B, Merge merge, const std::string& ctx) {
+    return test::runMergeCase(
+        A, B, stdMerge(A, B),
+        [&](const T* dA, const T* dB, T* dM) { merge(dA, (long long)A.size(), dB, (long long)B.size(), dM); }, ctx);
+}
+
+// Sorts `in` in place on the device with `sort(dData, n)` and checks it.
+template <class T, class Sort>
+Check sortCase(const std::vector<T>& in, Sort sort, const std::string& ctx) {
+    DeviceBuffer<T> d(in.size());
+    d.upload(in);
+    sort(d.data(), (long long)in.size());
+    std::vector<T> expected = in;
+    std::stable_sort(expected.begin(), expected.end());
+    return test::checkDeviceOutput(d, expected, ctx);
+}
+
+std::string sizes(long long nA, long long nB, const std::string& kind) {
+    return "|A|=" + std::to_string(nA) + " |B|=" + std::to_string(nB) + " " + kind;
+}
+
+std::vector<long long> mergeTotals() {
+    std::vector<long long> n = {0, 1, 2, kTile - 1, kTile, kTile + 1, 2 * kTile + 1, 10007, 65521, 4095, 4097, 65537};
+    if (!test::quick()) n.insert(n.end(), {(1 << 20) + 1, 3000017});
+    return n;
+}
+
+std::vector<long long> sortSizes() {
+    std::vector<long long> n = {0, 1, 2, 3, 7, kTile - 1, kTile, kTile + 1, 2 * kTile - 1, 2 * kTile + 1,
+                                4 * kTile + 5, 10007, 65521, 65535, 65537};
+    if (!test::quick()) n.insert(n.end(), {(1 << 20) + 1, 3000017});
+    return n;
+}
+
+const auto mergeLargeInt = [](const int* a, long long na, const int* b, long long nb, int* m) { mergeLarge(a, na, b, nb, m); };
+const auto mergeLargeTagged = [](const Tagged* a, long long na, const Tagged* b, long long nb, Tagged* m) {
+    mergeLarge(a, na, b, nb, m);
+};
+
+}  // namespace
+
+// ---------------------------------------------------------------- Q5
+
+TEST_CASE("mergeLarge refuses negative sizes", "[part3][Q5]") {
+    int x = 0;
+    CHECK_THROWS_AS(mergeLarge<int>(&x, -1, &x, 5, &x), Error);
+    CHECK_THROWS_AS(mergeLarge<int>(&x, 5, &x, -2, &x), Error);
+}
+
+TEST_CASE("mergeLarge merges sizes around tiles, primes and powers of two at several splits", "[part3][Q5][gpu]") {
+    LAB_NEEDS_GPU();
+    for (long long n : mergeTotals()) {
+        const std::uint64_t s = caseSeed(test::seed(), n);
+        Rng rng(s);
+        for (long long nA : {n / 2, 0LL, n, 1LL, n - 1, static_cast<long long>(rng.below(n + 1))}) {
+            if (nA < 0 || nA > n) continue;
+            const auto A = sortedKeys(InputKind::Random, nA, s + 1);
+            const auto B = sortedKeys(InputKind::Random, n - nA, s + 2);
+            REQUIRE_OK(largeMergeCase(A, B, mergeLargeInt, test::context(s, sizes(nA, n - nA, "random"))));
+        }
+    }
+}
+
+TEST_CASE("mergeLarge is stable and handles every input kind", "[part3][Q5][gpu]") {
+    LAB_NEEDS_GPU();
+    for (InputKind kind : allInputKinds()) {
+        for (auto [nA, nB] : {std::pair{5000LL, 7000LL}, {kTile * 3, kTile}, {1LL, 20000LL}, {33333LL, 2LL}}) {
+            const std::uint64_t s = caseSeed(test::seed(), nA, nB + int(kind));
+            const auto A = tagKeys(sortedKeys(kind, nA, s), 0);
+            const auto B = tagKeys(sortedKeys(kind, nB, s + 1), 1 << 30);
+            REQUIRE_OK(largeMergeCase(A, B, mergeLargeTagged, test::context(s, sizes(nA, nB, inputKindName(kind)))));
+        }
+    }
+}
+
+TEST_CASE("mergeLarge is correct on skewed inputs", "[part3][Q5][gpu]") {
+    LAB_NEEDS_GPU();
+    const long long n = 50000;
+    std::vector<int> low(n), high(n), evens(n), odds(n);
+    for (long long i = 0; i < n; ++i) {
+        low[i] = static_cast<int>(i) - 100000;
+        high[i] = static_cast<int>(i) + 100000;
+        evens[i] = static_cast<int>(2 * i);
+        odds[i] = static_cast<int>(2 * i + 1);
+    }
+    std::vector<int> longRuns(n);
+    for (long long i = 0; i < n; ++i) longRuns[i] = static_cast<int>(i / 9000);
+    REQUIRE_OK(largeMergeCase(low, high, mergeLargeInt, "all of A below B"));
+    REQUIRE_OK(largeMergeCase(high, low, mergeLargeInt, "all of A above B"));
+    REQUIRE_OK(largeMergeCase(evens, odds, mergeLargeInt, "interleaved"));
+    REQUIRE_OK(largeMergeCase(longRuns, longRuns, mergeLargeInt, "long runs of equal keys, both sides"));
+    REQUIRE_OK(largeMergeCase(std::vector<int>{}, high, mergeLargeInt, "A empty"));
+    REQUIRE_OK(largeMergeCase(low, std::vector<int>{}, mergeLargeInt, "B empty"));
+    const auto runsA = tagKeys(longRuns, 0), runsB = tagKeys(longRuns, 1 << 30);
+    REQUIRE_OK(largeMergeCase(runsA, runsB, mergeLargeTagged, "long runs of equal keys, tagged (stability)"));
+}
+
+// ---------------------------------------------------------------- Q6
+
+TEST_CASE("mergeSort refuses a negative size", "[part3][Q6]") {
+    int x = 0;
+    CHECK_THROWS_AS(mergeSort<int>(&x, -1), Error);
+}
+
+TEST_CASE("mergeSort sorts sizes around tiles, primes and powers of two", "[part3][Q6][gpu]") {
+    LAB_NEEDS_GPU();
+    for (long long n : sortSizes()) {
+        const std::uint64_t s = caseSeed(test::seed(), n, 6);
+        REQUIRE_OK(sortCase(randomKeys(n, s), [](int* d, long long m) { mergeSort(d, m); },
+                            test::context(s, "n=" + std::to_string(n) + " random")));
+    }
+}
+
+TEST_CASE("mergeSort is stable and sorts every input kind", "[part3][Q6][gpu]") {
+    LAB_NEEDS_GPU();
+    for (InputKind kind : allInputKinds()) {
+        for (long long n : {kTile + 3, 5 * kTile, 77777LL, test::quick() ? 100000LL : 1500000LL}) {
+            const std::uint64_t s = caseSeed(test::seed(), n, 60 + int(kind));
+            REQUIRE_OK(sortCase(tagKeys(makeKeys(kind, n, s), 0), [](Tagged* d, long long m) { mergeSort(d, m); },
+                                test::context(s, "n=" + std::to_string(n) + " " + inputKindName(kind))));
+        }
+    }
+}
+
+// ---------------------------------------------------------------- Q7
+
+TEST_CASE("Every launch shape of the study merges and sorts correctly", "[part3][Q7][gpu]") {
+    LAB_NEEDS_GPU();
+    for (const LaunchShape& shape : studyShapes()) {
+        const long long tile = shape.tile();
+        const std::string name = std::to_string(shape.threads) + "x" + std::to_string(shape.itemsPerThread);
+        for (long long n : {tile - 1, tile + 1, 3 * tile + 17, 100003LL}) {
+            const std::uint64_t s = caseSeed(test::seed(), n, tile);
+            const auto A = sortedKeys(InputKind::FewDistinct, n / 3, s);
+            const auto B = sortedKeys(InputKind::FewDistinct, n - n / 3, s + 1);
+            REQUIRE_OK(largeMergeCase(
+                A, B,
+                [&](const int* a, long long na, const int* b, long long nb, int* m) {
+                    mergeLargeShaped(a, na, b, nb, m, shape);
+                },
+                test::context(s, "shape " + name + " " + sizes(n / 3, n - n / 3, "few-distinct"))));
+            REQUIRE_OK(sortCase(randomKeys(n, s + 2), [&](int* d, long long m) { mergeSortShaped(d, m, shape); },
+                                test::context(s, "shape " + name + " sort n=" + std::to_string(n))));
+        }
+    }
+}
+
+TEST_CASE("Launch shapes outside the study are refused", "[part3][Q7]") {
+    int x = 0;
+    CHECK_THROWS_AS(mergeSortShaped(&x, 10, LaunchShape{100, 3}), Error);
+    CHECK_THROWS_AS(mergeLargeShaped(&x, 5, &x, 5, &x, LaunchShape{0, 8}), Error);
+}
