@@ -38,7 +38,7 @@ Cli& Cli::flag(const std::string& name, const std::string& help) {
     return *this;
 }
 
-void Cli::parse(int argc, char** argv) {
+bool Cli::parse(int argc, char** argv) {
     for (int i = 1; i < argc; ++i) {
         std::string arg = argv[i];
         if (arg.rfind("--", 0) != 0 || arg.size() == 2)
@@ -60,6 +60,8 @@ void Cli::parse(int argc, char** argv) {
             throw UsageError("option --" + name + " takes no value");
         given_[name] = value;
     }
+    if (has("help")) std::cout << usage();
+    return !has("help");
 }
 
 std::string Cli::usage() const {

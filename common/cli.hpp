@@ -2,7 +2,7 @@
 //
 //   Cli cli("part1", "Merge path in one block ...");
 //   cli.option("a", "LIST", "first sorted array, e.g. 1,3,5").flag("no-draw", "...");
-//   cli.parse(argc, argv);                 // throws UsageError on bad input
+//   if (!cli.parse(argc, argv)) return 0;  // --help; throws UsageError on bad input
 //   auto a = cli.intList("a");
 //
 // Accepts --name VALUE and --name=VALUE. Unknown options, missing values,
@@ -31,7 +31,8 @@ public:
     Cli& option(const std::string& name, const std::string& valueName, const std::string& help);
     Cli& flag(const std::string& name, const std::string& help);
 
-    void parse(int argc, char** argv);
+    // false when --help was given: the usage is printed and the demo should exit 0.
+    bool parse(int argc, char** argv);
     std::string usage() const;
 
     bool has(const std::string& name) const;  // given on the command line

@@ -33,4 +33,10 @@ void printBanner(const std::string& title, const std::string& implementation) {
               << "  GPU:            " << describeGpu(detectGpu()) << "\n\n";
 }
 
+bool gpuReadyOrSayWhy() {
+    const GpuInfo& gpu = detectGpu();
+    if (!gpu.available) std::cout << paint("The GPU part cannot run: ", Colour::Red) << gpu.reason << "\n";
+    return gpu.available;
+}
+
 }  // namespace lab

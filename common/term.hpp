@@ -18,4 +18,7 @@ std::string paint(const std::string& text, Colour colour);
 // Banner every demo prints first: part, implementation linked, GPU.
 void printBanner(const std::string& title, const std::string& implementation);
 
+// Whether the GPU part of a demo can run; if not, says why.
+bool gpuReadyOrSayWhy();
+
 }  // namespace lab

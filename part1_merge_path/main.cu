@@ -182,11 +182,7 @@ int run(int argc, char** argv) {
         .option("csv", "FILE", "also write the timing table to FILE")
         .flag("no-draw", "skip the drawing")
         .flag("no-bench", "skip the timing table");
-    cli.parse(argc, argv);
-    if (cli.has("help")) {
-        std::cout << cli.usage();
-        return 0;
-    }
+    if (!cli.parse(argc, argv)) return 0;
 
     std::vector<int> A = {1, 2, 5, 6, 6, 9, 11, 15, 16}, B = {4, 7, 8, 10, 12, 13, 14};
     if (cli.has("a") || cli.has("b")) {
@@ -210,11 +206,7 @@ int run(int argc, char** argv) {
     printBanner("Part 1: merge path (Q1-Q2)", part1Implementation());
     if (!cli.has("no-draw")) drawExample(A, B, thread);
 
-    const GpuInfo& gpu = detectGpu();
-    if (!gpu.available) {
-        std::cout << paint("The GPU part cannot run: ", Colour::Red) << gpu.reason << "\n";
-        return 1;
-    }
+    if (!gpuReadyOrSayWhy()) return 1;
     if (d > kMaxSmallMerge) throw UsageError("|A| + |B| = " + std::to_string(d) + " exceeds 1024, the most one block merges");
 
     bool ok = gpuMergeChecked(A, B, "|A|=" + std::to_string(A.size()) + " |B|=" + std::to_string(B.size()));

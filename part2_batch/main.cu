@@ -239,11 +239,7 @@ int run(int argc, char** argv) {
         .option("csv", "FILE", "also write the timing tables to FILE")
         .flag("no-draw", "skip the drawing")
         .flag("no-bench", "skip the timing tables");
-    cli.parse(argc, argv);
-    if (cli.has("help")) {
-        std::cout << cli.usage();
-        return 0;
-    }
+    if (!cli.parse(argc, argv)) return 0;
     const int d = static_cast<int>(cli.integer("d", 8, 1, 32));
     const long long N = cli.integer("n", 5, 1, 64);
     const int tpbAsked = static_cast<int>(cli.integer("tpb", 3 * d, 1, kMaxBatchD));
@@ -264,11 +260,7 @@ int run(int argc, char** argv) {
         drawSortRounds(unsorted);
     }
 
-    const GpuInfo& gpu = detectGpu();
-    if (!gpu.available) {
-        std::cout << paint("The GPU part cannot run: ", Colour::Red) << gpu.reason << "\n";
-        return 1;
-    }
+    if (!gpuReadyOrSayWhy()) return 1;
     bool ok = gpuBatchChecked(tiny, tpbAsked, "the drawn batch, d=" + std::to_string(d) + " N=" + std::to_string(N));
     ok &= gpuBatchChecked(randomPairs(300, 10000, caseSeed(seed, 3), false), 0,
                           "random batch, d=300 N=10000 seed=" + std::to_string(seed));

@@ -239,11 +239,7 @@ int run(int argc, char** argv) {
         .option("csv", "FILE", "also write every timing to FILE")
         .flag("no-draw", "skip the drawing")
         .flag("no-bench", "skip the tables");
-    cli.parse(argc, argv);
-    if (cli.has("help")) {
-        std::cout << cli.usage();
-        return 0;
-    }
+    if (!cli.parse(argc, argv)) return 0;
     const std::uint64_t seed = cli.seed("seed", 1);
     std::vector<int> A = sortedKeys(InputKind::FewDistinct, 12, caseSeed(seed, 10)), B;
     B = sortedKeys(InputKind::FewDistinct, 10, caseSeed(seed, 11));
@@ -265,11 +261,7 @@ int run(int argc, char** argv) {
     printBanner("Part 3: merge sort of any size (Q5-Q7)", part3Implementation());
     if (!cli.has("no-draw") && !cli.has("huge")) drawPartition(A, B, tile);
 
-    const GpuInfo& gpu = detectGpu();
-    if (!gpu.available) {
-        std::cout << paint("The GPU part cannot run: ", Colour::Red) << gpu.reason << "\n";
-        return 1;
-    }
+    if (!gpuReadyOrSayWhy()) return 1;
     // Keep freed temporary memory in the pool between launches, so timings
     // do not include the driver handing memory back and forth.
     cudaMemPool_t pool;
