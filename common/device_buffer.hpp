@@ -92,4 +92,13 @@ private:
     Check guards_;
 };
 
+// Downloads an output buffer and checks it: guards intact, then checkOutput
+// against `expected` (order, permutation, stability).
+template <class T>
+Check checkDeviceOutput(DeviceBuffer<T>& out, const std::vector<T>& expected, const std::string& ctx) {
+    const std::vector<T> got = out.download();
+    if (!out.guards()) return failCheck(out.guards().message + " [" + ctx + "]");
+    return checkOutput(got, expected, ctx);
+}
+
 }  // namespace lab

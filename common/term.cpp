@@ -33,6 +33,12 @@ void printBanner(const std::string& title, const std::string& implementation) {
               << "  GPU:            " << describeGpu(detectGpu()) << "\n\n";
 }
 
+bool printCheck(const Check& c, const std::string& what) {
+    std::cout << what << ": " << (c ? paint("OK", Colour::Green) : paint("WRONG", Colour::Red) + ": " + c.message)
+              << "\n";
+    return c.ok;
+}
+
 bool gpuReadyOrSayWhy() {
     const GpuInfo& gpu = detectGpu();
     if (!gpu.available) std::cout << paint("The GPU part cannot run: ", Colour::Red) << gpu.reason << "\n";

@@ -4,6 +4,8 @@
 // unset (https://no-color.org); everything drawn stays readable without it.
 #pragma once
 
+#include "checks.hpp"
+
 #include <string>
 
 namespace lab {
@@ -17,6 +19,9 @@ std::string paint(const std::string& text, Colour colour);
 
 // Banner every demo prints first: part, implementation linked, GPU.
 void printBanner(const std::string& title, const std::string& implementation);
+
+// "what: OK" or "what: WRONG: <message>"; returns c.ok.
+bool printCheck(const Check& c, const std::string& what);
 
 // Whether the GPU part of a demo can run; if not, says why.
 bool gpuReadyOrSayWhy();

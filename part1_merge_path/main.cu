@@ -101,14 +101,7 @@ bool gpuMergeChecked(const std::vector<int>& A, const std::vector<int>& B, const
     dA.upload(A);
     dB.upload(B);
     mergeSmall(dA.data(), static_cast<int>(A.size()), dB.data(), static_cast<int>(B.size()), dM.data());
-    const std::vector<int> got = dM.download();
-    Check c = dM.guards();
-    if (c) c = checkOutput(got, mergePathSequential(A, B), what);
-    std::cout << "GPU mergeSmall, " << what << ": "
-              << (c ? paint("OK", Colour::Green) + " (matches the sequential merge path)"
-                    : paint("WRONG", Colour::Red) + ": " + c.message)
-              << "\n";
-    return c.ok;
+    return printCheck(checkDeviceOutput(dM, mergePathSequential(A, B), what), "GPU mergeSmall, " + what);
 }
 
 // count sorted runs of n random keys each, back to back.
@@ -151,10 +144,7 @@ bool timingStudy(long long total, int runs, std::uint64_t seed, const std::strin
                            B.begin() + (p + 1) * nB, M.begin() + p * d);
         }, 1, std::min(runs, 3));
         const Check c = checkEqual(dM.download(), M, "d=" + std::to_string(d));
-        if (!c) {
-            std::cout << paint("WRONG", Colour::Red) << ": " << c.message << "\n";
-            allOk = false;
-        }
+        if (!c) allOk = printCheck(c, "timing run");
         const double elems = static_cast<double>(count) * d;
         const double rate = elems / (gpu.medianMs * 1e-3);
         const double pct = 100.0 * (2.0 * elems * sizeof(int)) / (gpu.medianMs * 1e-3) / floorBw;

@@ -86,11 +86,11 @@ void drawIndexMath(const Batch& b, int tpb) {
         std::string rows[4] = {"  threadIdx.x", "  tidx       ", "  Qt         ", "  gbx        "};
         for (int t = 0; t < tpb; ++t) {
             const long long gbx = t / b.d + blk * perBlock;
-            char cell[4][8];
-            std::snprintf(cell[0], 8, "%3d", t);
-            std::snprintf(cell[1], 8, "%3d", t % b.d);
-            std::snprintf(cell[2], 8, "%3d", t / b.d);
-            std::snprintf(cell[3], 8, "%3lld", gbx);
+            char cell[4][12];
+            std::snprintf(cell[0], sizeof cell[0], "%3d", t);
+            std::snprintf(cell[1], sizeof cell[1], "%3d", t % b.d);
+            std::snprintf(cell[2], sizeof cell[2], "%3d", t / b.d);
+            std::snprintf(cell[3], sizeof cell[3], "%3lld", gbx);
             const bool idle = gbx >= b.N;
             const Colour c = idle ? Colour::Dim : (gbx % 2 ? Colour::Cyan : Colour::Yellow);
             for (int r = 0; r < 4; ++r) rows[r] += paint(idle && r == 3 ? "  -" : cell[r], c);
@@ -130,23 +130,16 @@ void drawSortRounds(std::vector<int> v) {
     std::cout << "\n";
 }
 
-bool report(const Check& c, const std::string& what) {
-    std::cout << what << ": " << (c ? paint("OK", Colour::Green) : paint("WRONG", Colour::Red) + ": " + c.message) << "\n";
-    return c.ok;
-}
-
 // Runs Q3 and Q4 on a batch and checks both against the CPU.
 bool gpuBatchChecked(const Batch& b, int tpb, const std::string& what) {
     DeviceBuffer<int> dIn(b.keys.size()), dSplit(b.split.size()), dOut(b.keys.size());
     dIn.upload(b.keys);
     dSplit.upload(b.split);
     mergeSmallBatch(dIn.data(), dSplit.data(), dOut.data(), b.d, b.N, tpb);
-    std::vector<int> got = dOut.download();
-    bool ok = report(dOut.guards() ? checkOutput(got, cpuMerges(b), what) : dOut.guards(), "GPU mergeSmallBatch, " + what);
+    bool ok = printCheck(checkDeviceOutput(dOut, cpuMerges(b), what), "GPU mergeSmallBatch, " + what);
     dOut.poison();
     sortSmall(dIn.data(), dOut.data(), b.d, b.N, tpb);
-    got = dOut.download();
-    ok &= report(dOut.guards() ? checkOutput(got, cpuSorts(b.keys, b.d), what) : dOut.guards(), "GPU sortSmall,      " + what);
+    ok &= printCheck(checkDeviceOutput(dOut, cpuSorts(b.keys, b.d), what), "GPU sortSmall,      " + what);
     return ok;
 }
 
@@ -209,7 +202,7 @@ bool timingStudy(long long total, int runs, std::uint64_t seed, const std::strin
         const Timing cubT = timeGpu([&] { cub.run(dIn.data(), dOut.data()); }, 2, runs);
         if (c) c = checkEqual(dOut.download(), expected, "cub d=" + std::to_string(d));
         sorts.push_back({d, N, q4.medianMs, cubT.medianMs, cpuSort.medianMs});
-        if (!c) ok = report(c, "timing run");
+        if (!c) ok = printCheck(c, "timing run");
     }
     printTable("Q3 mergeSmallBatch against thrust::merge of (pair, key) tuples and std::merge", "thrust ms", "CPU ms", merges);
     printTable("Q4 sortSmall against cub::DeviceSegmentedSort::StableSortKeys and std::sort", "CUB ms", "CPU ms", sorts);

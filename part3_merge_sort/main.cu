@@ -63,11 +63,6 @@ void drawPartition(const std::vector<int>& A, const std::vector<int>& B, int til
     std::cout << "\n";
 }
 
-bool report(const Check& c, const std::string& what) {
-    std::cout << what << ": " << (c ? paint("OK", Colour::Green) : paint("WRONG", Colour::Red) + ": " + c.message) << "\n";
-    return c.ok;
-}
-
 bool checkedRun(long long n, std::uint64_t seed) {
     const std::vector<int> A = sortedKeys(InputKind::Random, n / 2, caseSeed(seed, 5));
     const std::vector<int> B = sortedKeys(InputKind::Random, n - n / 2, caseSeed(seed, 6));
@@ -75,20 +70,18 @@ bool checkedRun(long long n, std::uint64_t seed) {
     dA.upload(A);
     dB.upload(B);
     mergeLarge(dA.data(), (long long)A.size(), dB.data(), (long long)B.size(), dM.data());
-    std::vector<int> got = dM.download();
     std::vector<int> expected(n);
     std::merge(A.begin(), A.end(), B.begin(), B.end(), expected.begin());
     const std::string what = "n=" + std::to_string(n) + " seed=" + std::to_string(seed);
-    bool ok = report(dM.guards() ? checkOutput(got, expected, what) : dM.guards(), "GPU mergeLarge, random " + what);
+    bool ok = printCheck(checkDeviceOutput(dM, expected, what), "GPU mergeLarge, random " + what);
 
     const std::vector<int> keys = randomKeys(n, caseSeed(seed, 7));
     DeviceBuffer<int> d(n);
     d.upload(keys);
     mergeSort(d.data(), n);
-    got = d.download();
     expected = keys;
     std::sort(expected.begin(), expected.end());
-    ok &= report(d.guards() ? checkOutput(got, expected, what) : d.guards(), "GPU mergeSort,  random " + what);
+    ok &= printCheck(checkDeviceOutput(d, expected, what), "GPU mergeSort,  random " + what);
     return ok;
 }
 

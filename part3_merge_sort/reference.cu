@@ -41,12 +41,12 @@ struct MergeWindow {
 // Q5: one merge of two arrays; tile t starts at diagonal t * tile.
 template <class T>
 struct TwoArrays {
-    const T* A;
-    long long nA;
-    const T* B;
-    long long nB;
-    T* M;
-    __device__ MergeWindow<T> window(long long t, int tile) const { return {A, nA, B, nB, M, t * tile}; }
+    MergeWindow<T> whole;  // k0 unused
+    __device__ MergeWindow<T> window(long long t, int tile) const {
+        MergeWindow<T> w = whole;
+        w.k0 = t * tile;
+        return w;
+    }
 };
 
 // Q6: one pass of the sort: neighbouring sorted runs of `width` values of src
@@ -232,7 +232,7 @@ void mergeLargeImpl(const T* dA, long long nA, const T* dB, long long nB, T* dM)
     const long long n = nA + nB;
     if (n == 0) return;
     LAB_REQUIRE(dM && (nA == 0 || dA) && (nB == 0 || dB), "null device pointer passed to mergeLarge");
-    runMerge<THREADS, ITEMS, T>(TwoArrays<T>{dA, nA, dB, nB, dM}, ceilDiv(n, THREADS * ITEMS));
+    runMerge<THREADS, ITEMS, T>(TwoArrays<T>{{dA, nA, dB, nB, dM, 0}}, ceilDiv(n, THREADS * ITEMS));
 }
 
 template <int THREADS, int ITEMS, class T>

@@ -52,14 +52,6 @@ private:
     DeviceBuffer<T> buf_;
 };
 
-// Downloads a (poisoned, guarded) output: guards intact, then checkOutput.
-template <class T>
-Check checkDeviceOutput(DeviceBuffer<T>& out, const std::vector<T>& expected, const std::string& ctx) {
-    const std::vector<T> got = out.download();
-    if (!out.guards()) return failCheck(out.guards().message + " [" + ctx + "]");
-    return checkOutput(got, expected, ctx);
-}
-
 // Uploads A and B, runs `launch(dA, dB, dM)`, then checks the output, and
 // that A and B are unchanged.
 template <class T, class U, class Launch>

@@ -36,7 +36,7 @@ Check sortCase(const std::vector<T>& in, Sort sort, const std::string& ctx) {
     sort(d.data(), (long long)in.size());
     std::vector<T> expected = in;
     std::stable_sort(expected.begin(), expected.end());
-    return test::checkDeviceOutput(d, expected, ctx);
+    return checkDeviceOutput(d, expected, ctx);
 }
 
 std::string sizes(long long nA, long long nB, const std::string& kind) {
