@@ -14,6 +14,7 @@
 #include "gpu.hpp"
 
 #include <cstddef>
+#include <cstdlib>
 #include <cstring>
 #include <sstream>
 #include <string>
@@ -22,12 +23,22 @@
 
 namespace lab {
 
+// Guard elements on each side of a DeviceBuffer: 1024, or none with
+// LAB_EXACT_ALLOCS=1, so that compute-sanitizer sees every access outside an
+// array (a read of a guard zone stays inside the allocation and is invisible
+// to it). The grading harness sets it for its sanitizer runs.
+inline std::size_t defaultGuardElements() {
+    static const bool exact = [] {
+        const char* env = std::getenv("LAB_EXACT_ALLOCS");
+        return env != nullptr && *env == '1';
+    }();
+    return exact ? 0 : 1024;
+}
+
 template <class T>
 class DeviceBuffer {
 public:
-    static constexpr std::size_t kGuard = 1024;  // elements on each side
-
-    explicit DeviceBuffer(std::size_t n, std::size_t guard = kGuard) : n_(n), guard_(guard) {
+    explicit DeviceBuffer(std::size_t n, std::size_t guard = defaultGuardElements()) : n_(n), guard_(guard) {
         const std::size_t bytes = (n_ + 2 * guard_) * sizeof(T);
         const cudaError_t err = cudaMalloc(reinterpret_cast<void**>(&base_), bytes);
         if (err == cudaErrorMemoryAllocation) {

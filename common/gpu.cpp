@@ -30,6 +30,7 @@ GpuInfo probe() {
         return info;
     }
     info.available = true;
+    info.deviceCount = count;
     info.name = prop.name;
     info.smCount = prop.multiProcessorCount;
     info.ccMajor = prop.major;

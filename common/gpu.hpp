@@ -11,6 +11,7 @@ struct GpuInfo {
     std::string reason;          // why not, when !available
     std::string name;            // e.g. "NVIDIA H100 80GB HBM3"
     int device = 0;
+    int deviceCount = 0;         // devices visible (CUDA_VISIBLE_DEVICES); device 0 is used
     int smCount = 0;
     int ccMajor = 0, ccMinor = 0;
     std::size_t globalMemBytes = 0;

@@ -3,6 +3,8 @@
 #pragma once
 
 #include "catch_shim.hpp"
+#include "test_env.hpp"
+#include "trace.hpp"
 
 #include "../common/checks.hpp"
 #include "../common/device_buffer.hpp"
@@ -12,23 +14,6 @@
 #include <vector>
 
 namespace lab::test {
-
-// Base seed of every random case: LAB_SEED from the environment, or a fixed
-// default, so runs repeat unless asked otherwise. Printed at start.
-std::uint64_t seed();
-
-// LAB_QUICK=1 (used under compute-sanitizer) samples the exhaustive size loops.
-bool quick();
-
-// Whether GPU tests can run here; marks the running test case as skipped when
-// not. Use LAB_NEEDS_GPU() as the first line of every test tagged [gpu].
-bool gpuOrSkip();
-
-// "seed=12345 nA=3 nB=4"
-std::string context(std::uint64_t caseSeed, const std::string& details);
-
-// Sizes 0..max, all of them, or (quick mode) the edges and a sample.
-std::vector<int> sizesUpTo(int max);
 
 // An input array on the device, to be checked unchanged after the run.
 template <class T>
@@ -52,15 +37,15 @@ private:
     DeviceBuffer<T> buf_;
 };
 
-// Uploads A and B, runs `launch(dA, dB, dM)`, then checks the output, and
-// that A and B are unchanged.
+// Uploads A and B, runs `launch(dA, dB, dM)` under the launch trace, then
+// checks the trace against `rules`, the output, and that A and B are unchanged.
 template <class T, class U, class Launch>
 Check runMergeCase(const std::vector<T>& A, const std::vector<U>& B, const std::vector<T>& expected,
-                   Launch launch, const std::string& ctx) {
+                   Launch launch, const std::string& ctx, const std::vector<KernelRule>& rules) {
     DeviceInput<T> dA(A);
     DeviceInput<U> dB(B);
     DeviceBuffer<T> dM(expected.size());
-    launch(dA.data(), dB.data(), dM.data());
+    if (Check c = tracedCall([&] { launch(dA.data(), dB.data(), dM.data()); }, rules, ctx); !c) return c;
     if (Check c = checkDeviceOutput(dM, expected, ctx); !c) return c;
     if (Check c = dA.unchanged("A", ctx); !c) return c;
     return dB.unchanged("B", ctx);

@@ -5,6 +5,13 @@
 // could not run: never counted as passed). The last line is always
 //   N passed, N failed            or   N passed, N failed, N skipped
 // and the exit status is non-zero when anything failed.
+//
+// For the grading harness, LAB_REPORT=<file> also writes a report, one JSON
+// object a line: "start" and "end" (status, skip reason, first failure) per
+// test case, then "summary". The harness reads only this file, never stdout,
+// and a report without its summary means the process did not finish (a
+// crash, a hang, or exit() in the code under test). An exit() during the run
+// is also turned into exit status 3, so `make test` cannot be fooled by it.
 #define CATCH_CONFIG_RUNNER  // v2: this file provides main (v3 ignores it)
 #include "catch_shim.hpp"
 
@@ -30,8 +37,54 @@ namespace {
 struct Tally {
     int passed = 0, failed = 0, skipped = 0;
     bool currentSkipped = false;
+    std::string skipReason, firstFailure, currentTest;
+    bool finished = false;
 };
 Tally tally;
+
+// ---------------------------------------------------------------- the report
+
+std::FILE* report = nullptr;
+
+std::string jsonString(const std::string& s) {
+    std::string out = "\"";
+    for (const unsigned char c : s) {
+        if (c == '"' || c == '\\') out += '\\', out += static_cast<char>(c);
+        else if (c == '\n') out += "\\n";
+        else if (c < 0x20 || c >= 0x7f) {
+            char buf[8];
+            std::snprintf(buf, sizeof buf, "\\u%04x", c);
+            out += buf;
+        } else out += static_cast<char>(c);
+    }
+    return out + "\"";
+}
+
+// One line of the report, flushed at once so a crash loses nothing written.
+void reportLine(const std::string& fields) {
+    if (report == nullptr) return;
+    std::fprintf(report, "{%s}\n", fields.c_str());
+    std::fflush(report);
+}
+
+void openReport() {
+    const char* path = std::getenv("LAB_REPORT");
+    if (path == nullptr || *path == '\0') return;
+    report = std::fopen(path, "w");
+    if (report == nullptr) {
+        std::cerr << "cannot write the report file LAB_REPORT=" << path << "\n";
+        std::exit(2);
+    }
+}
+
+// exit() called by the code under test: say so, and never end with status 0.
+void exitDuringRun() {
+    if (tally.finished) return;
+    std::fprintf(stderr, "\nexit() was called during test case \"%s\": the run did not finish\n",
+                 tally.currentTest.c_str());
+    std::fflush(stderr);
+    std::_Exit(3);
+}
 
 std::uint64_t readSeed() {
     const char* env = std::getenv("LAB_SEED");
@@ -62,8 +115,14 @@ bool quick() {
 
 bool gpuOrSkip() {
     if (detectGpu().available) return true;
-    tally.currentSkipped = true;
+    skip(detectGpu().reason);
     return false;
+}
+
+void skip(const std::string& reason) {
+    tally.currentSkipped = true;
+    tally.skipReason = reason;
+    std::cout << "  (not run: " << reason << ")\n";
 }
 
 std::string context(std::uint64_t caseSeed, const std::string& details) {
@@ -90,13 +149,42 @@ struct TallyListener : ListenerBase {
     using ListenerBase::ListenerBase;
     void testCaseStarting(Catch::TestCaseInfo const& info) override {
         tally.currentSkipped = false;
+        tally.skipReason.clear();
+        tally.firstFailure.clear();
+        tally.currentTest = info.name;
+        reportLine("\"event\":\"start\",\"test\":" + jsonString(info.name));
         ListenerBase::testCaseStarting(info);
     }
+#if LAB_CATCH_MAJOR == 3
+    void assertionEnded(Catch::AssertionStats const& stats) override { noteFailure(stats); }
+#else
+    bool assertionEnded(Catch::AssertionStats const& stats) override {
+        noteFailure(stats);
+        return true;
+    }
+#endif
     void testCaseEnded(Catch::TestCaseStats const& stats) override {
-        if (stats.totals.assertions.failed > 0) ++tally.failed;
-        else if (tally.currentSkipped) ++tally.skipped;
+        const char* status = "passed";
+        if (stats.totals.assertions.failed > 0) ++tally.failed, status = "failed";
+        else if (tally.currentSkipped) ++tally.skipped, status = "skipped";
         else ++tally.passed;
+        reportLine("\"event\":\"end\",\"test\":" + jsonString(tally.currentTest) + ",\"status\":\"" +
+                   status + "\",\"reason\":" + jsonString(tally.skipReason) +
+                   ",\"failure\":" + jsonString(tally.firstFailure));
         ListenerBase::testCaseEnded(stats);
+    }
+
+private:
+    // The first failed assertion of the test case: its message (or expanded
+    // expression) and the INFO lines in scope, for the grading report.
+    static void noteFailure(Catch::AssertionStats const& stats) {
+        const auto& result = stats.assertionResult;
+        if (result.isOk() || !tally.firstFailure.empty()) return;
+        std::string text(result.getMessage());
+        if (text.empty() && result.hasExpression()) text = result.getExpandedExpression();
+        for (const auto& info : stats.infoMessages)
+            if (info.message != text) text += std::string(text.empty() ? "" : "; ") + info.message;
+        tally.firstFailure = text.empty() ? "an assertion failed" : text;
     }
 };
 
@@ -109,10 +197,23 @@ int main(int argc, char* argv[]) {
     using lab::test::tally;
     Catch::Session session;
     if (const int bad = session.applyCommandLine(argc, argv); bad != 0) return bad;
+    lab::test::openReport();
+    std::atexit(lab::test::exitDuringRun);
 
     std::cout << "Catch2 v" << LAB_CATCH_MAJOR << ", LAB_SEED=" << lab::test::seed()
               << (lab::test::quick() ? ", quick mode (LAB_QUICK)" : "") << "\n";
     const lab::GpuInfo& gpu = lab::detectGpu();
+    // LAB_PROBE_GPU=1: the grading harness asks whether grading can run here.
+    if (const char* probe = std::getenv("LAB_PROBE_GPU"); probe != nullptr && *probe == '1') {
+        if (!gpu.available) {
+            std::cout << "no GPU: " << gpu.reason << std::endl;
+            tally.finished = true;
+            return 1;
+        }
+        std::cout << "GPU: " << lab::describeGpu(gpu) << "\ndevices: " << gpu.deviceCount << std::endl;
+        tally.finished = true;
+        return 0;
+    }
     if (gpu.available)
         std::cout << "GPU: " << lab::describeGpu(gpu) << "\n";
     else
@@ -121,6 +222,10 @@ int main(int argc, char* argv[]) {
     std::cout.flush();
 
     const int status = session.run();
+    tally.finished = true;
+    lab::test::reportLine("\"event\":\"summary\",\"passed\":" + std::to_string(tally.passed) +
+                          ",\"failed\":" + std::to_string(tally.failed) +
+                          ",\"skipped\":" + std::to_string(tally.skipped));
     std::cout << tally.passed << " passed, " << tally.failed << " failed";
     if (tally.skipped > 0) std::cout << ", " << tally.skipped << " skipped";
     std::cout << std::endl;

@@ -52,7 +52,7 @@ TEST_CASE("Generators give the kinds of input they promise", "[common]") {
     CHECK(tagged[2].tag == 12);
 }
 
-TEST_CASE("Random keys cover the whole int range, negative and positive", "[common]") {
+TEST_CASE("Random keys cover the whole int range of negative and positive values", "[common]") {
     const auto keys = randomKeys(10000, 11);
     CHECK(*std::min_element(keys.begin(), keys.end()) < -1000000000);
     CHECK(*std::max_element(keys.begin(), keys.end()) > 1000000000);
@@ -162,7 +162,7 @@ TEST_CASE("The command line takes good options and refuses bad ones clearly", "[
     }
 }
 
-TEST_CASE("A device buffer poisons, guards and reports writes outside the array", "[common][gpu]") {
+TEST_CASE("A device buffer poisons its memory and guards and reports writes outside the array", "[common][gpu]") {
     LAB_NEEDS_GPU();
     DeviceBuffer<int> buf(100);
     const std::vector<int> values(100, 5);

@@ -1,6 +1,7 @@
 // Graders for Part 1: Q1 (merge path in one block) and Q2 (many merges).
 // Points: tests/points_part1.tsv. Run one question: ./build/<impl>/test_part1 "[Q1]"
 #include "lab_test.hpp"
+#include "large_tier.hpp"
 
 #include "../common/inputs.hpp"
 #include "../common/merge_path_host.hpp"
@@ -20,13 +21,19 @@ std::vector<T> stdMerge(const std::vector<T>& A, const std::vector<T>& B) {
     return M;
 }
 
+// What a Part 1 launcher may launch: mergeSmall_k alone, on one block per
+// merge (required when there is output to write).
+std::vector<test::KernelRule> mergeSmallRules(long long merges, int d) {
+    return {{"mergeSmall_k", 0, merges, merges > 0 && d > 0}};
+}
+
 // Merges A and B with mergeSmall on the GPU and checks everything.
 template <class T>
 Check mergeSmallCase(const std::vector<T>& A, const std::vector<T>& B, const std::string& ctx) {
     const int nA = static_cast<int>(A.size()), nB = static_cast<int>(B.size());
     return test::runMergeCase(
         A, B, stdMerge(A, B), [&](const T* dA, const T* dB, T* dM) { mergeSmall(dA, nA, dB, nB, dM); },
-        ctx);
+        ctx, mergeSmallRules(1, nA + nB));
 }
 
 // Sorted, tagged inputs: A's tags count from 0, B's from 1'000'000.
@@ -113,7 +120,7 @@ TEST_CASE("mergeSmall merges every size from 0 to 1024 at several splits", "[par
     }
 }
 
-TEST_CASE("mergeSmall keeps equal keys in order, A's first", "[part1][Q1][gpu]") {
+TEST_CASE("mergeSmall keeps equal keys in order with A's first", "[part1][Q1][gpu]") {
     LAB_NEEDS_GPU();
     for (InputKind kind : {InputKind::FewDistinct, InputKind::AllEqual, InputKind::Ascending}) {
         for (int d : {2, 3, 16, 17, 100, 511, 512, 1000, 1024}) {
@@ -126,7 +133,7 @@ TEST_CASE("mergeSmall keeps equal keys in order, A's first", "[part1][Q1][gpu]")
     }
 }
 
-TEST_CASE("mergeSmall handles INT_MIN, INT_MAX and lopsided sizes", "[part1][Q1][gpu]") {
+TEST_CASE("mergeSmall handles INT_MIN and INT_MAX and lopsided sizes", "[part1][Q1][gpu]") {
     LAB_NEEDS_GPU();
     for (InputKind kind : allInputKinds()) {
         for (auto [nA, nB] : {std::pair{1, 1023}, {1023, 1}, {1000, 24}, {24, 1000}, {512, 512}, {7, 5}}) {
@@ -154,7 +161,8 @@ Check mergeManyCase(const std::vector<T>& A, int nA, const std::vector<T>& B, in
     }
     return test::runMergeCase(
         A, B, expected,
-        [&](const T* dA, const T* dB, T* dM) { mergeSmallMany(dA, nA, dB, nB, dM, count); }, ctx);
+        [&](const T* dA, const T* dB, T* dM) { mergeSmallMany(dA, nA, dB, nB, dM, count); }, ctx,
+        mergeSmallRules(count, nA + nB));
 }
 
 // `count` sorted runs of n keys each, concatenated; tags number the whole array.
@@ -169,7 +177,7 @@ std::vector<Tagged> sortedRuns(InputKind kind, int n, long long count, std::uint
 
 }  // namespace
 
-TEST_CASE("mergeSmallMany merges many pairs, one block each", "[part1][Q2][gpu]") {
+TEST_CASE("mergeSmallMany merges many pairs with one block each", "[part1][Q2][gpu]") {
     LAB_NEEDS_GPU();
     for (int d : {1, 2, 3, 7, 31, 32, 33, 100, 255, 256, 257, 511, 512, 513, 1000, 1023, 1024}) {
         for (int nA : {0, d, d / 2, d / 3}) {
@@ -220,4 +228,21 @@ TEST_CASE("mergeSmallMany refuses bad sizes and counts", "[part1][Q2]") {
     CHECK_THROWS_AS(mergeSmallMany<int>(&dummy, 600, &dummy, 600, &dummy, 10), Error);
     CHECK_THROWS_AS(mergeSmallMany<int>(&dummy, 4, &dummy, 4, &dummy, -1), Error);
     CHECK_THROWS_AS(mergeSmallMany<int>(&dummy, 4, &dummy, 4, &dummy, 1LL << 31), Error);
+}
+
+TEST_CASE("mergeSmallMany merges past 2^31 outputs", "[part1][Q2][gpu][large][.]") {
+    const int nA = 300, nB = 724, d = nA + nB;
+    const long long count = test::large::kPast31 / d + 1;
+    if (!test::large::canRun(2.0 * count * d * sizeof(int))) return;
+    test::large::Array A(count * nA), B(count * nB), M(count * d);
+    const std::uint64_t s = caseSeed(test::seed(), 31, 2);
+    test::large::fillSorted(A, nA, 3, s);
+    test::large::fillSorted(B, nB, 4, s + 1);
+    const std::uint64_t hashA = test::large::segmentHash(A, nA), hashB = test::large::segmentHash(B, nB);
+    const std::string ctx = test::context(s, sizes(nA, nB, "sorted runs") + " merges=" + std::to_string(count));
+    REQUIRE_OK(test::tracedCall([&] { mergeSmallMany(A.data(), nA, B.data(), nB, M.data(), count); },
+                                mergeSmallRules(count, d), ctx));
+    REQUIRE_OK(test::large::checkOutput(M, d, hashA + hashB, ctx));
+    REQUIRE_OK(test::large::checkInput(A, nA, hashA, "A", ctx));
+    REQUIRE_OK(test::large::checkInput(B, nB, hashB, "B", ctx));
 }

@@ -1,6 +1,7 @@
 // Graders for Part 2: Q3 (batch merge) and Q4 (batch sort of small arrays).
 // Points: tests/points_part2.tsv. Run one question: ./build/<impl>/test_part2 "[Q3]"
 #include "lab_test.hpp"
+#include "large_tier.hpp"
 
 #include "../common/inputs.hpp"
 #include "../part2_batch/part2.cuh"
@@ -61,12 +62,18 @@ std::vector<T> expectedSorts(std::vector<T> in, int d) {
     return in;
 }
 
+// A batch launcher runs its one kernel with the threads per block asked for.
+std::vector<test::KernelRule> batchRules(const char* kernel, int d, long long N, int tpb) {
+    return {{kernel, batchThreadsPerBlock(d, tpb), 0, N > 0}};
+}
+
 template <class T>
 Check mergeBatchCase(const std::vector<T>& in, const std::vector<int>& split, int d, long long N, int tpb,
                      const std::string& ctx) {
     return test::runMergeCase(
         in, split, expectedMerges(in, split, d),
-        [&](const T* dIn, const int* dSplit, T* dOut) { mergeSmallBatch(dIn, dSplit, dOut, d, N, tpb); }, ctx);
+        [&](const T* dIn, const int* dSplit, T* dOut) { mergeSmallBatch(dIn, dSplit, dOut, d, N, tpb); }, ctx,
+        batchRules("mergeSmallBatch_k", d, N, tpb));
 }
 
 template <class T>
@@ -74,7 +81,8 @@ Check sortBatchCase(const std::vector<T>& in, int d, long long N, int tpb, const
     const std::vector<int> none;
     return test::runMergeCase(
         in, none, expectedSorts(in, d),
-        [&](const T* dIn, const int*, T* dOut) { sortSmall(dIn, dOut, d, N, tpb); }, ctx);
+        [&](const T* dIn, const int*, T* dOut) { sortSmall(dIn, dOut, d, N, tpb); }, ctx,
+        batchRules("sortSmall_k", d, N, tpb));
 }
 
 std::string shape(int d, long long N, int tpb, const char* kind) {
@@ -100,7 +108,7 @@ std::vector<int> batchSizes() {
 
 // ---------------------------------------------------------------- shape (both questions)
 
-TEST_CASE("Batch launchers refuse bad d, N and threads per block", "[part2][Q3][Q4]") {
+TEST_CASE("Batch launchers refuse bad d and N and threads per block", "[part2][Q3][Q4]") {
     CHECK(batchThreadsPerBlock(1) == 1024);
     CHECK(batchThreadsPerBlock(3) == 1023);
     CHECK(batchThreadsPerBlock(1000) == 1000);
@@ -121,7 +129,7 @@ TEST_CASE("Batch launchers refuse bad d, N and threads per block", "[part2][Q3][
 
 // ---------------------------------------------------------------- Q3
 
-TEST_CASE("mergeSmallBatch merges every d from 1 to 1024, N around a block's worth", "[part2][Q3][gpu]") {
+TEST_CASE("mergeSmallBatch merges every d from 1 to 1024 with N around a block's worth", "[part2][Q3][gpu]") {
     LAB_NEEDS_GPU();
     for (int d : batchSizes()) {
         for (long long N : batchCounts(d)) {
@@ -132,7 +140,7 @@ TEST_CASE("mergeSmallBatch merges every d from 1 to 1024, N around a block's wor
     }
 }
 
-TEST_CASE("mergeSmallBatch keeps equal keys in order, A's first, for every input kind", "[part2][Q3][gpu]") {
+TEST_CASE("mergeSmallBatch keeps equal keys in order with A's first for every input kind", "[part2][Q3][gpu]") {
     LAB_NEEDS_GPU();
     for (InputKind kind : allInputKinds()) {
         for (int d : {1, 2, 5, 8, 33, 128, 257, 640, 1023, 1024}) {
@@ -172,7 +180,7 @@ TEST_CASE("mergeSmallBatch writes nothing when N is 0", "[part2][Q3][gpu]") {
 
 // ---------------------------------------------------------------- Q4
 
-TEST_CASE("sortSmall sorts every d from 1 to 1024, N around a block's worth", "[part2][Q4][gpu]") {
+TEST_CASE("sortSmall sorts every d from 1 to 1024 with N around a block's worth", "[part2][Q4][gpu]") {
     LAB_NEEDS_GPU();
     for (int d : batchSizes()) {
         for (long long N : batchCounts(d)) {
@@ -218,4 +226,34 @@ TEST_CASE("sortSmall sorts a large batch", "[part2][Q4][gpu]") {
 TEST_CASE("sortSmall writes nothing when N is 0", "[part2][Q4][gpu]") {
     LAB_NEEDS_GPU();
     REQUIRE_OK(sortBatchCase(std::vector<int>{}, 16, 0, 0, "d=16 N=0"));
+}
+
+TEST_CASE("mergeSmallBatch merges past 2^31 values", "[part2][Q3][gpu][large][.]") {
+    const int d = 1024;
+    const long long N = test::large::kPast31 / d + 1;
+    if (!test::large::canRun(2.0 * N * d * sizeof(int))) return;
+    test::large::Array in(N * d), split(N), out(N * d);
+    const std::uint64_t s = caseSeed(test::seed(), 31, 3);
+    test::large::fillPairs(in, split, d, s);
+    const std::uint64_t hashIn = test::large::segmentHash(in, d);
+    const std::string ctx = test::context(s, shape(d, N, 0, "sorted pairs"));
+    REQUIRE_OK(test::tracedCall([&] { mergeSmallBatch(in.data(), split.data(), out.data(), d, N); },
+                                batchRules("mergeSmallBatch_k", d, N, 0), ctx));
+    REQUIRE_OK(test::large::checkOutput(out, d, hashIn, ctx));
+    REQUIRE_OK(test::large::checkInput(in, d, hashIn, "in", ctx));
+}
+
+TEST_CASE("sortSmall sorts past 2^31 values", "[part2][Q4][gpu][large][.]") {
+    const int d = 1000;
+    const long long N = test::large::kPast31 / d + 1;
+    if (!test::large::canRun(2.0 * N * d * sizeof(int))) return;
+    test::large::Array in(N * d), out(N * d);
+    const std::uint64_t s = caseSeed(test::seed(), 31, 4);
+    test::large::fillRandom(in, s);
+    const std::uint64_t hashIn = test::large::segmentHash(in, d);
+    const std::string ctx = test::context(s, shape(d, N, 0, "random"));
+    REQUIRE_OK(test::tracedCall([&] { sortSmall(in.data(), out.data(), d, N); }, batchRules("sortSmall_k", d, N, 0),
+                                ctx));
+    REQUIRE_OK(test::large::checkOutput(out, d, hashIn, ctx));
+    REQUIRE_OK(test::large::checkInput(in, d, hashIn, "in", ctx));
 }

@@ -1,6 +1,7 @@
 // Graders for Part 3: Q5 (large merge), Q6 (merge sort), Q7 (every launch shape).
 // Points: tests/points_part3.tsv. Run one question: ./build/<impl>/test_part3 "[Q5]"
 #include "lab_test.hpp"
+#include "large_tier.hpp"
 
 #include "../common/inputs.hpp"
 #include "../part3_merge_sort/part3.cuh"
@@ -21,19 +22,37 @@ std::vector<T> stdMerge(const std::vector<T>& A, const std::vector<T>& B) {
     return M;
 }
 
+// The kernels the handout names for Part 3. With a study shape (Q7), the
+// tile kernels run with its threads per block and one block per tile.
+std::vector<test::KernelRule> mergeRules(long long n, const LaunchShape* shape = nullptr) {
+    const int threads = shape ? shape->threads : 0;
+    const long long tiles = shape ? (n + shape->tile() - 1) / shape->tile() : 0;
+    return {{"partition_k", 0, 0, false}, {"mergeTiles_k", threads, tiles, n > 0}};
+}
+
+std::vector<test::KernelRule> sortRules(long long n, const LaunchShape* shape = nullptr) {
+    std::vector<test::KernelRule> rules = mergeRules(n, shape);
+    rules[1].required = false;  // one tile needs no merge pass
+    rules.push_back({"sortTiles_k", rules[1].threads, rules[1].blocks, n > 1});
+    return rules;
+}
+
 template <class T, class Merge>
-Check largeMergeCase(const std::vector<T>& A, const std::vector<T>& B, Merge merge, const std::string& ctx) {
+Check largeMergeCase(const std::vector<T>& A, const std::vector<T>& B, Merge merge, const std::string& ctx,
+                     const LaunchShape* shape = nullptr) {
+    const long long nA = (long long)A.size(), nB = (long long)B.size();
     return test::runMergeCase(
-        A, B, stdMerge(A, B),
-        [&](const T* dA, const T* dB, T* dM) { merge(dA, (long long)A.size(), dB, (long long)B.size(), dM); }, ctx);
+        A, B, stdMerge(A, B), [&](const T* dA, const T* dB, T* dM) { merge(dA, nA, dB, nB, dM); }, ctx,
+        mergeRules(nA + nB, shape));
 }
 
 // Sorts `in` in place on the device with `sort(dData, n)` and checks it.
 template <class T, class Sort>
-Check sortCase(const std::vector<T>& in, Sort sort, const std::string& ctx) {
+Check sortCase(const std::vector<T>& in, Sort sort, const std::string& ctx, const LaunchShape* shape = nullptr) {
     DeviceBuffer<T> d(in.size());
     d.upload(in);
-    sort(d.data(), (long long)in.size());
+    const long long n = (long long)in.size();
+    if (Check c = test::tracedCall([&] { sort(d.data(), n); }, sortRules(n, shape), ctx); !c) return c;
     std::vector<T> expected = in;
     std::stable_sort(expected.begin(), expected.end());
     return checkDeviceOutput(d, expected, ctx);
@@ -71,7 +90,7 @@ TEST_CASE("mergeLarge refuses negative sizes", "[part3][Q5]") {
     CHECK_THROWS_AS(mergeLarge<int>(&x, 5, &x, -2, &x), Error);
 }
 
-TEST_CASE("mergeLarge merges sizes around tiles, primes and powers of two at several splits", "[part3][Q5][gpu]") {
+TEST_CASE("mergeLarge merges sizes around tiles and primes and powers of two at several splits", "[part3][Q5][gpu]") {
     LAB_NEEDS_GPU();
     for (long long n : mergeTotals()) {
         const std::uint64_t s = caseSeed(test::seed(), n);
@@ -119,6 +138,21 @@ TEST_CASE("mergeLarge is correct on skewed inputs", "[part3][Q5][gpu]") {
     REQUIRE_OK(largeMergeCase(runsA, runsB, mergeLargeTagged, "long runs of equal keys, tagged (stability)"));
 }
 
+TEST_CASE("mergeLarge merges past 2^31 outputs", "[part3][Q5][gpu][large][.]") {
+    const long long nA = test::large::kPast31 / 3, nB = test::large::kPast31 - nA, n = nA + nB;
+    if (!test::large::canRun(2.0 * n * sizeof(int))) return;
+    test::large::Array A(nA), B(nB), M(n);
+    const std::uint64_t s = caseSeed(test::seed(), 31, 5);
+    test::large::fillSorted(A, nA, 3, s);
+    test::large::fillSorted(B, nB, 2, s + 1);
+    const std::uint64_t hashA = test::large::segmentHash(A, nA), hashB = test::large::segmentHash(B, nB);
+    const std::string ctx = test::context(s, sizes(nA, nB, "sorted"));
+    REQUIRE_OK(test::tracedCall([&] { mergeLarge(A.data(), nA, B.data(), nB, M.data()); }, mergeRules(n), ctx));
+    REQUIRE_OK(test::large::checkOutput(M, n, hashA + hashB, ctx));
+    REQUIRE_OK(test::large::checkInput(A, nA, hashA, "A", ctx));
+    REQUIRE_OK(test::large::checkInput(B, nB, hashB, "B", ctx));
+}
+
 // ---------------------------------------------------------------- Q6
 
 TEST_CASE("mergeSort refuses a negative size", "[part3][Q6]") {
@@ -126,7 +160,7 @@ TEST_CASE("mergeSort refuses a negative size", "[part3][Q6]") {
     CHECK_THROWS_AS(mergeSort<int>(&x, -1), Error);
 }
 
-TEST_CASE("mergeSort sorts sizes around tiles, primes and powers of two", "[part3][Q6][gpu]") {
+TEST_CASE("mergeSort sorts sizes around tiles and primes and powers of two", "[part3][Q6][gpu]") {
     LAB_NEEDS_GPU();
     for (long long n : sortSizes()) {
         const std::uint64_t s = caseSeed(test::seed(), n, 6);
@@ -146,6 +180,18 @@ TEST_CASE("mergeSort is stable and sorts every input kind", "[part3][Q6][gpu]") 
     }
 }
 
+TEST_CASE("mergeSort sorts past 2^31 keys", "[part3][Q6][gpu][large][.]") {
+    const long long n = test::large::kPast31;
+    if (!test::large::canRun(2.0 * n * sizeof(int))) return;  // the keys and the sort's temporary buffer
+    test::large::Array data(n);
+    const std::uint64_t s = caseSeed(test::seed(), 31, 6);
+    test::large::fillRandom(data, s);
+    const std::uint64_t hashIn = test::large::segmentHash(data, n);
+    const std::string ctx = test::context(s, "n=" + std::to_string(n) + " random");
+    REQUIRE_OK(test::tracedCall([&] { mergeSort(data.data(), n); }, sortRules(n), ctx));
+    REQUIRE_OK(test::large::checkOutput(data, n, hashIn, ctx));
+}
+
 // ---------------------------------------------------------------- Q7
 
 TEST_CASE("Every launch shape of the study merges and sorts correctly", "[part3][Q7][gpu]") {
@@ -162,9 +208,9 @@ TEST_CASE("Every launch shape of the study merges and sorts correctly", "[part3]
                 [&](const int* a, long long na, const int* b, long long nb, int* m) {
                     mergeLargeShaped(a, na, b, nb, m, shape);
                 },
-                test::context(s, "shape " + name + " " + sizes(n / 3, n - n / 3, "few-distinct"))));
+                test::context(s, "shape " + name + " " + sizes(n / 3, n - n / 3, "few-distinct")), &shape));
             REQUIRE_OK(sortCase(randomKeys(n, s + 2), [&](int* d, long long m) { mergeSortShaped(d, m, shape); },
-                                test::context(s, "shape " + name + " sort n=" + std::to_string(n))));
+                                test::context(s, "shape " + name + " sort n=" + std::to_string(n)), &shape));
         }
     }
 }

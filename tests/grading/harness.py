@@ -1,0 +1,486 @@
+"""The grading harness: turns a submission into points, trusting nothing it runs.
+
+A submission's student files (the manifest) are put into a pristine copy of the
+lab, so nothing else of it can change the graders. Each part builds on its own;
+each test case runs in its own process under a timeout and reports through a
+file the harness chooses (LAB_REPORT), never through stdout. Points come from
+tests/points_part*.tsv. grade.py is the command line; this module is the logic.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import tarfile
+import threading
+import time
+import zipfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+LAB = Path(__file__).resolve().parents[2]
+MANIFEST = LAB / "tests" / "grading" / "manifest.txt"
+PARTS = [("part1", "part1_merge_path"), ("part2", "part2_batch"), ("part3", "part3_merge_sort")]
+MAX_FILE_BYTES = 2 << 20  # a student file larger than this is refused
+LOG_TAIL_BYTES = 4000  # how much of a failing test's output the report quotes
+
+# What the pristine copy of the lab leaves out: instructor files, builds, outputs.
+SKIP_NAMES = {".git", "build", "dist", "grades", "faults", "__pycache__", "part1", "part2", "part3"}
+
+
+class GradingError(Exception):
+    """A problem with the harness's own inputs (options, lab files): exit non-zero."""
+
+
+# ---------------------------------------------------------------- the lab's tables
+
+
+@dataclass
+class TestCase:
+    part: str
+    name: str
+    tags: list[str]
+    questions: list[str]
+
+    @property
+    def large(self) -> bool:
+        return "large" in self.tags
+
+
+@dataclass
+class Question:
+    qid: str
+    part: str
+    points: float
+    timeout: float
+    sanitizer_penalty: float
+    title: str
+    tests: list[TestCase] = field(default_factory=list)
+    weights: dict[str, float] = field(default_factory=dict)
+
+
+TEST_CASE_RE = re.compile(r'TEST_CASE\(\s*"((?:[^"\\]|\\.)*)"\s*,\s*"([^"]*)"\s*\)')
+SAFE_NAME_RE = re.compile(r"^[A-Za-z0-9 _'^.()|+=<>-]+$")
+
+
+def read_test_cases(lab: Path, part: str) -> list[TestCase]:
+    """The test cases of a part, read from its grader source (not from a binary
+    that links student code, which could print any list it likes)."""
+    source = (lab / "tests" / f"test_{part}.cpp").read_text()
+    cases = []
+    for name, tags in TEST_CASE_RE.findall(source):
+        if not SAFE_NAME_RE.match(name):
+            raise GradingError(f"test name {name!r} has characters a Catch2 test spec would read as syntax")
+        tag_list = re.findall(r"\[([^\]]*)\]", tags)
+        questions = [t for t in tag_list if re.fullmatch(r"Q\d+", t)]
+        cases.append(TestCase(part, name, tag_list, questions))
+    return cases
+
+
+def read_points(lab: Path, part: str) -> dict[str, Question]:
+    """Questions of a part with their test cases and weights (points_<part>.tsv)."""
+    path = lab / "tests" / f"points_{part}.tsv"
+    questions: dict[str, Question] = {}
+    weights: dict[str, float] = {}
+    for number, line in enumerate(path.read_text().splitlines(), 1):
+        if not line.strip() or line.startswith("#"):
+            continue
+        cols = line.split("\t")
+        try:
+            if cols[0] == "question" and len(cols) == 6:
+                qid = cols[1]
+                questions[qid] = Question(qid, part, float(cols[2]), float(cols[3]), float(cols[4]), cols[5])
+                continue
+            if cols[0] == "weight" and len(cols) == 3:
+                weights[cols[2]] = float(cols[1])
+                continue
+        except ValueError:
+            pass
+        raise GradingError(f"{path}:{number}: cannot read this row: {line!r}")
+    cases = read_test_cases(lab, part)
+    names = {c.name for c in cases}
+    for name in weights:
+        if name not in names:
+            raise GradingError(f"{path}: weight for unknown test case {name!r}")
+    for case in cases:
+        for qid in case.questions:
+            if qid not in questions:
+                raise GradingError(f"test {case.name!r} is tagged {qid}, which {path} does not list")
+            questions[qid].tests.append(case)
+            questions[qid].weights[case.name] = weights.get(case.name, 1.0)
+    for q in questions.values():
+        if sum(q.weights.values()) <= 0:
+            raise GradingError(f"{path}: {q.qid} has no test case that carries points")
+    return questions
+
+
+def all_questions(lab: Path) -> dict[str, Question]:
+    out: dict[str, Question] = {}
+    for part, _ in PARTS:
+        out.update(read_points(lab, part))
+    return out
+
+
+def read_manifest(lab: Path) -> list[str]:
+    path = lab / "tests" / "grading" / "manifest.txt"
+    return [ln.strip() for ln in path.read_text().splitlines() if ln.strip() and not ln.startswith("#")]
+
+
+# ---------------------------------------------------------------- taking a submission's files
+
+
+@dataclass
+class Submission:
+    files: dict[str, bytes]  # manifest path -> content
+    notes: list[str]  # missing, ignored, unreadable: said in the report
+
+
+def _match(member: str, wanted: str) -> bool:
+    return member == wanted or member.endswith("/" + wanted)
+
+
+def _pick(candidates: list[str], wanted: str, notes: list[str]) -> str | None:
+    if not candidates:
+        return None
+    best = min(candidates, key=lambda c: (c.count("/"), c))
+    if len(candidates) > 1:
+        notes.append(f"{wanted}: found {len(candidates)} copies, graded {best}")
+    return best
+
+
+def _clean(name: str) -> str | None:
+    """A member name as a relative path, or None when it escapes the root."""
+    name = name.replace("\\", "/")
+    while name.startswith("./"):
+        name = name[2:]
+    parts = name.split("/")
+    if name.startswith("/") or ".." in parts or not name:
+        return None
+    return name
+
+
+def collect_submission(path: Path, manifest: list[str]) -> Submission:
+    """The manifest's files from a folder or an archive (.zip, .tar.gz, .tgz, .tar).
+    Only regular files are read; links, paths that leave the archive, and files over
+    MAX_FILE_BYTES are refused. A missing file is noted; the skeleton stands in."""
+    notes: list[str] = []
+    members: dict[str, object] = {}  # clean name -> how to read it
+    readers = {}
+    if path.is_dir():
+        for root, dirs, names in os.walk(path):
+            dirs[:] = [d for d in dirs if d not in {".git", "build"}]
+            for n in names:
+                full = Path(root) / n
+                if full.is_symlink() or not full.is_file():
+                    continue
+                rel = full.relative_to(path).as_posix()
+                members[rel] = full
+        readers = {rel: (lambda p=p: p.read_bytes(), p.stat().st_size) for rel, p in members.items()}
+    else:
+        try:
+            readers = _archive_readers(path, notes)
+        except (OSError, zipfile.BadZipFile, tarfile.TarError, EOFError) as err:
+            notes.append(f"could not read the archive {path.name}: {err}")
+            readers = {}
+    files: dict[str, bytes] = {}
+    used = set()
+    for wanted in manifest:
+        chosen = _pick([m for m in readers if _match(m, wanted)], wanted, notes)
+        if chosen is None:
+            notes.append(f"missing: {wanted} (the untouched skeleton was graded in its place)")
+            continue
+        read, size = readers[chosen]
+        used.add(chosen)
+        if size > MAX_FILE_BYTES:
+            notes.append(f"refused: {chosen} is {size} bytes, over the {MAX_FILE_BYTES} limit (skeleton used)")
+            continue
+        files[wanted] = read()
+    extra = sorted(m for m in readers if m not in used)
+    if extra:
+        shown = ", ".join(extra[:8]) + (f" and {len(extra) - 8} more" if len(extra) > 8 else "")
+        notes.append(f"ignored (not in the manifest): {shown}")
+    return Submission(files, notes)
+
+
+def _archive_readers(path: Path, notes: list[str]) -> dict:
+    readers = {}
+    name = path.name.lower()
+    if name.endswith(".zip"):
+        z = zipfile.ZipFile(path)
+        for info in z.infolist():
+            clean = _clean(info.filename)
+            is_link = (info.external_attr >> 16) & 0o170000 == 0o120000
+            if info.is_dir() or clean is None or is_link:
+                if clean is None or is_link:
+                    notes.append(f"refused archive member {info.filename!r} (a link or a path outside the archive)")
+                continue
+            readers[clean] = (lambda z=z, i=info: z.read(i), info.file_size)
+        return readers
+    if name.endswith((".tar.gz", ".tgz", ".tar")):
+        t = tarfile.open(path)
+        for info in t.getmembers():
+            clean = _clean(info.name)
+            if info.isdir():
+                continue
+            if not info.isfile() or clean is None:
+                notes.append(f"refused archive member {info.name!r} (not a regular file inside the archive)")
+                continue
+            readers[clean] = (lambda t=t, i=info: t.extractfile(i).read(), info.size)
+        return readers
+    raise OSError("not a folder, .zip, .tar.gz, .tgz or .tar")
+
+
+# ---------------------------------------------------------------- the pristine copy
+
+
+def copy_lab(lab: Path, dest: Path, exclude: tuple[Path, ...] = ()) -> None:
+    """The lab without instructor files (reference*), builds or grading outputs
+    (`exclude`: output folders that may lie inside the lab). Modification times
+    are kept, so objects built in a copy stay up to date."""
+    skip = {p.resolve() for p in exclude} | {dest.resolve()}
+
+    def ignore(folder, names):
+        return {n for n in names if n in SKIP_NAMES or n.startswith("reference") or n.startswith(".")
+                or (Path(folder) / n).resolve() in skip}
+
+    shutil.copytree(lab, dest, ignore=ignore, copy_function=shutil.copy2, symlinks=False)
+
+
+def place_files(work: Path, files: dict[str, bytes]) -> None:
+    for rel, content in files.items():
+        target = work / rel
+        target.unlink(missing_ok=True)  # a fresh file: newer than any object, so it is rebuilt
+        target.write_bytes(content)
+
+
+# ---------------------------------------------------------------- running things
+
+
+@dataclass
+class Run:
+    returncode: int | None  # None: killed at the timeout
+    seconds: float
+    output: str
+
+    @property
+    def timed_out(self) -> bool:
+        return self.returncode is None
+
+
+def run(cmd: list[str], cwd: Path, timeout: float, env: dict | None = None, log: Path | None = None) -> Run:
+    """Runs cmd in its own process group; at the timeout the whole group is killed."""
+    start = time.monotonic()
+    with open(log, "wb") if log else open(os.devnull, "wb") as sink:
+        proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                stdin=subprocess.DEVNULL, start_new_session=True)
+        chunks: list[bytes] = []
+
+        def pump():
+            for chunk in iter(lambda: proc.stdout.read(65536), b""):
+                sink.write(chunk)
+                chunks.append(chunk)
+                if sum(map(len, chunks)) > 4 * LOG_TAIL_BYTES:
+                    del chunks[: len(chunks) // 2]
+
+        reader = threading.Thread(target=pump, daemon=True)
+        reader.start()
+        try:
+            code: int | None = proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            code = None
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)  # also whatever it left behind
+        except ProcessLookupError:
+            pass
+        proc.wait()
+        reader.join(timeout=5)
+        proc.stdout.close()
+    text = b"".join(chunks).decode("utf-8", "replace")
+    return Run(code, time.monotonic() - start, text[-LOG_TAIL_BYTES:])
+
+
+def describe_exit(r: Run, timeout: float) -> str:
+    if r.timed_out:
+        return f"timed out after {timeout:g} s (a hang, or far too slow) and was killed"
+    if r.returncode < 0:
+        try:
+            name = signal.Signals(-r.returncode).name
+        except ValueError:
+            name = f"signal {-r.returncode}"
+        return f"crashed ({name})"
+    return f"ended with exit status {r.returncode}"
+
+
+# ---------------------------------------------------------------- reports
+
+
+@dataclass
+class Outcome:
+    status: str  # passed, failed, not-graded
+    message: str = ""
+
+
+def read_report(path: Path, name: str, r: Run, timeout: float) -> Outcome:
+    """The outcome of one test case from its report file (see tests/main.cpp).
+    Anything short of a complete, well-formed report of exactly this test is a failure."""
+    how = describe_exit(r, timeout)
+    try:
+        lines = path.read_text(errors="replace").splitlines()
+    except OSError:
+        lines = []
+    events = []
+    for line in lines:
+        try:
+            events.append(json.loads(line))
+        except json.JSONDecodeError:
+            return Outcome("failed", f"malformed report (the process {how})")
+    starts = [e for e in events if e.get("event") == "start"]
+    ends = [e for e in events if e.get("event") == "end"]
+    summary = [e for e in events if e.get("event") == "summary"]
+    if not starts:
+        return Outcome("failed", f"the test never started: the process {how}")
+    if any(e.get("test") != name for e in starts + ends) or len(starts) != 1 or len(ends) > 1:
+        return Outcome("failed", "the report names other test cases than the one run")
+    if not ends:
+        return Outcome("failed", f"the process {how} during the test (a crash, a hang, or exit() in the code under test)")
+    end = ends[0]
+    if len(summary) != 1:
+        return Outcome("failed", f"the report is incomplete: the process {how} after the test")
+    counts = (summary[0].get("passed"), summary[0].get("failed"), summary[0].get("skipped"))
+    expected = {"passed": (1, 0, 0), "failed": (0, 1, 0), "skipped": (0, 0, 1)}.get(end.get("status"))
+    if counts != expected:
+        return Outcome("failed", "the report's summary does not match its test case")
+    if end["status"] == "passed":
+        return Outcome("passed")
+    if end["status"] == "failed":
+        return Outcome("failed", end.get("failure") or "failed")
+    reason = end.get("reason", "")
+    if reason.startswith("not graded here"):
+        return Outcome("not-graded", reason)
+    return Outcome("failed", f"skipped ({reason}); a test that did not run is never a pass")
+
+
+def sanitizer_errors(log: Path) -> int | None:
+    """Errors a compute-sanitizer log reports, or None when it has no summary."""
+    try:
+        text = log.read_text(errors="replace")
+    except OSError:
+        return None
+    m = re.search(r"RACECHECK SUMMARY: \d+ hazards? displayed \((\d+) errors?", text)
+    if m:
+        return int(m.group(1))
+    m = re.search(r"ERROR SUMMARY: (\d+) errors?", text)
+    return int(m.group(1)) if m else None
+
+
+# ---------------------------------------------------------------- scoring
+
+
+@dataclass
+class QuestionResult:
+    question: Question
+    outcomes: dict[str, Outcome]  # test name -> outcome
+    sanitizer: str = ""  # what the sanitizer found, "" when clean or not run
+    build_error: str = ""
+
+    def test_points(self) -> dict[str, tuple[float, float]]:
+        """(score, max) per test case: the question's points split by weight over
+        the graded test cases; a not-graded one is left out of the split."""
+        q = self.question
+        graded = {n: w for n, w in q.weights.items() if self.outcomes.get(n, Outcome("failed")).status != "not-graded"}
+        total = sum(graded.values())
+        out = {}
+        for name, w in q.weights.items():
+            if name not in graded:
+                out[name] = (0.0, 0.0)
+                continue
+            share = q.points * w / total if total > 0 else 0.0
+            passed = self.outcomes.get(name, Outcome("failed")).status == "passed"
+            out[name] = (share if passed else 0.0, share)
+        return out
+
+    @property
+    def score(self) -> float:
+        raw = sum(s for s, _ in self.test_points().values())
+        if self.sanitizer:
+            raw *= 1.0 - self.question.sanitizer_penalty
+        return round(raw, 4)
+
+    @property
+    def first_failure(self) -> str:
+        if self.build_error:
+            return "does not compile: " + self.build_error.splitlines()[0]
+        for case in self.question.tests:
+            o = self.outcomes.get(case.name)
+            if o and o.status == "failed" and self.question.weights[case.name] > 0:
+                return f"{case.name}: {o.message}"
+        return self.sanitizer
+
+    def counts(self) -> tuple[int, int]:
+        weighted = [n for n, w in self.question.weights.items() if w > 0]
+        graded = [n for n in weighted if self.outcomes.get(n, Outcome("failed")).status != "not-graded"]
+        return sum(self.outcomes.get(n, Outcome("failed")).status == "passed" for n in graded), len(graded)
+
+
+def compile_errors(output: str, limit: int = 12) -> str:
+    lines = [ln for ln in output.splitlines() if re.search(r"\berror\b", ln)]
+    return "\n".join(lines[:limit]) or output.strip()[-1500:]
+
+
+# ---------------------------------------------------------------- outputs
+
+
+def results_json(results: list[QuestionResult], notes: list[str], seed: int | None, extra: str = "") -> dict:
+    tests = []
+    for r in results:
+        q = r.question
+        for case in q.tests:
+            score, maximum = r.test_points()[case.name]
+            if q.weights[case.name] == 0:
+                continue
+            o = r.outcomes.get(case.name, Outcome("failed", "not run"))
+            text = {"passed": "passed", "not-graded": o.message}.get(o.status, o.message)
+            if r.build_error:
+                text = "does not compile:\n" + r.build_error
+            tests.append({"name": f"{q.qid} {case.name}", "score": round(score, 4), "max_score": round(maximum, 4),
+                          "output": text, "visibility": "visible"})
+        if r.sanitizer:
+            tests.append({"name": f"{q.qid} compute-sanitizer", "score": 0, "max_score": 0,
+                          "output": f"{r.sanitizer}: {q.qid} loses {q.sanitizer_penalty:.0%} of its points",
+                          "visibility": "visible"})
+    total = round(sum(r.score for r in results), 4)
+    output = "\n".join(notes + ([extra] if extra else []) + [f"LAB_SEED={seed} repeats these inputs."])
+    return {"score": total, "output": output, "tests": tests, "stdout_visibility": "visible"}
+
+
+def table(results: list[QuestionResult]) -> str:
+    rows = [f"{'question':<46} {'points':>11}  {'tests':>5}  first failure"]
+    for r in results:
+        passed, graded = r.counts()
+        title = f"{r.question.qid} {r.question.title}"[:46]
+        points = f"{r.score:g}/{r.question.points:g}"
+        failure = r.first_failure
+        rows.append(f"{title:<46} {points:>11}  {passed:>2}/{graded:<2}  {failure[:160]}")
+    total = sum(r.score for r in results)
+    maximum = sum(r.question.points for r in results)
+    rows.append(f"{'total':<46} {f'{total:g}/{maximum:g}':>11}")
+    return "\n".join(rows)
+
+
+def gradebook_header(questions: list[Question]) -> str:
+    return ",".join(["student", "score", "max"] + [q.qid for q in questions] + ["seed", "notes"])
+
+
+def gradebook_line(student: str, results: list[QuestionResult], seed, notes: list[str]) -> str:
+    def csv(s: str) -> str:
+        return '"' + s.replace('"', '""') + '"'
+
+    total = sum(r.score for r in results)
+    maximum = sum(r.question.points for r in results)
+    cells = [csv(student), f"{total:g}", f"{maximum:g}"] + [f"{r.score:g}" for r in results]
+    return ",".join(cells + [str(seed if seed is not None else ""), csv("; ".join(notes))])

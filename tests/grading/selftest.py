@@ -1,0 +1,100 @@
+#!/usr/bin/env python3
+"""Grades the planted faulty submissions (faults.py), the reference handed in as
+a student's files, and the untouched skeleton, on this machine's GPU, and checks
+that every question gets the points it must. A fault is graded on the parts it
+edits; the other parts are the reference's, graded once with it.
+
+  python3 tests/grading/selftest.py [--only hang,crash] [--arch sm_90] [--out dir]
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import faults as F  # noqa: E402
+import grade as G  # noqa: E402
+import harness as h  # noqa: E402
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--only", help="comma-separated names (reference, skeleton, or faults)")
+    p.add_argument("--arch", default="native")
+    p.add_argument("--out", default="grade-selftest")
+    p.add_argument("--timeout-scale", default="1")
+    args = p.parse_args()
+    out = Path(args.out).resolve()
+    if out.exists():
+        shutil.rmtree(out)
+    out.mkdir(parents=True)
+
+    reference = F.reference_submission(h.LAB)
+    cases = [("reference", reference, {q: "full" for q in h.all_questions(h.LAB)}, None, False),
+             ("skeleton", {}, {q: "zero" for q in h.all_questions(h.LAB)}, None, False)]
+    for f in F.FAULTS:
+        cases.append((f.name, F.apply(f, reference), f.expect, f.parts, f.sanitize))
+    if args.only:
+        wanted = set(args.only.split(","))
+        cases = [c for c in cases if c[0] in wanted]
+
+    def options(parts, sanitize):
+        ns = argparse.Namespace(timeout=None, timeout_scale=args.timeout_scale, build_timeout=None,
+                                sanitize="1" if sanitize else None, no_large=None, arch=args.arch,
+                                parts=",".join(parts) if parts else None, seed="20121125",
+                                out=str(out), base=None)
+        return G.Options(ns)
+
+    base = G.prepare_base(out / "base", options(None, False), print)
+    ok, gpu, _ = G.probe_gpu(base, {})
+    if not ok:
+        print(f"selftest: {gpu}; it needs a GPU")
+        return 1
+
+    # Build every submission at once (CPU), then grade them one after another (GPU).
+    def build(case):
+        name, files, _, parts, _ = case
+        folder = out / "submissions" / name
+        folder.mkdir(parents=True)
+        for rel, text in files.items():
+            (folder / rel).parent.mkdir(parents=True, exist_ok=True)
+            (folder / rel).write_text(text)
+        work = out / "work" / name
+        G.prepare_work(folder, base, work)
+        for part in parts or [p for p, _ in h.PARTS]:
+            h.run(["make", "-j4", "IMPL=student", f"ARCH={args.arch}", f"build/student/test_{part}"], work, 1800)
+        return folder, work
+
+    t0 = time.monotonic()
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        built = list(pool.map(build, cases))
+    print(f"built {len(cases)} submissions in {time.monotonic() - t0:.0f} s on {gpu[5:]}")
+
+    rows, failures = [], 0
+    for (name, _, expect, parts, sanitize), (folder, work) in zip(cases, built):
+        t1 = time.monotonic()
+        data = G.grade_one(folder, out / "results" / name, base, options(parts, sanitize), name,
+                           lambda m: None, {}, work=work)
+        questions = h.all_questions(h.LAB)
+        verdicts = []
+        for qid, q in questions.items():
+            if parts and q.part not in parts:
+                continue
+            score = data["questions"][qid]["score"]
+            want = expect.get(qid, "full")
+            good = F.judge(want, score, q.points)
+            failures += not good
+            verdicts.append(f"{qid} {score:g}/{q.points:g} {want}{'' if good else ' WRONG'}")
+        rows.append(f"{name:<16} {time.monotonic() - t1:6.0f} s  " + ", ".join(verdicts))
+        print(rows[-1], flush=True)
+    print(f"\n{len(cases)} submissions graded; {failures} question(s) got points other than expected")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,346 @@
+#!/usr/bin/env python3
+"""Host tests of the grading harness (no GPU, no nvcc): the tables, taking a
+submission's files, isolation of each test case, reading reports, scoring and
+the output files. The GPU half (planted faulty submissions graded end to end)
+is selftest.py. Ends with the plain line `N passed, N failed`."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import stat
+import sys
+import tarfile
+import tempfile
+import textwrap
+import unittest
+import zipfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+import grade as G  # noqa: E402
+import harness as h  # noqa: E402
+import release as R  # noqa: E402
+
+MANIFEST = h.read_manifest(h.LAB)
+
+
+def fake_binary(folder: Path, body: str) -> Path:
+    """A stand-in for a test binary: a Python script that acts as one would
+    (writes LAB_REPORT lines, prints, exits, crashes or hangs)."""
+    path = folder / "fake_test"
+    path.write_text("#!" + sys.executable + "\nimport json, os, sys, time, signal\n"
+                    "report = open(os.environ['LAB_REPORT'], 'w')\n"
+                    "def line(**k):\n    report.write(json.dumps(k) + '\\n'); report.flush()\n"
+                    "name = sys.argv[1]\n" + textwrap.dedent(body))
+    path.chmod(path.stat().st_mode | stat.S_IXUSR)
+    return path
+
+
+def case(name="a test"):
+    return h.TestCase("part1", name, ["part1", "Q1"], ["Q1"])
+
+
+class Tables(unittest.TestCase):
+    def test_every_question_has_tests_and_points_match_the_handout(self):
+        questions = h.all_questions(h.LAB)
+        self.assertEqual(list(questions), ["Q1", "Q2", "Q3", "Q4", "Q5", "Q6", "Q7"])
+        handout = (h.LAB / "handout.md").read_text()
+        for q in questions.values():
+            self.assertTrue(q.tests, q.qid)
+            self.assertGreater(q.timeout, 0)
+            self.assertTrue(0 <= q.sanitizer_penalty <= 1)
+            self.assertIn(f"{q.qid} ", handout)
+            self.assertRegex(handout, rf"\| {q.qid} \|[^\n]*\| {q.points:g} \|")
+
+    def test_every_gpu_test_case_says_so_and_large_ones_are_hidden(self):
+        for part, _ in h.PARTS:
+            source = (h.LAB / "tests" / f"test_{part}.cpp").read_text()
+            for c in h.read_test_cases(h.LAB, part):
+                self.assertTrue(c.questions, c.name)
+                if c.large:
+                    self.assertIn(".", c.tags, f"{c.name}: [large] tests must be hidden ([.])")
+                body = source.split(f'TEST_CASE("{c.name}"', 1)[1].split("TEST_CASE(", 1)[0]
+                if "gpu" in c.tags:  # the GPU check comes before anything else runs
+                    head = "\n".join(body.splitlines()[:4])
+                    self.assertTrue("LAB_NEEDS_GPU()" in head or "large::canRun(" in head, c.name)
+
+    def test_the_tables_reject_bad_rows_and_unknown_tests(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            lab = Path(tmp)
+            (lab / "tests").mkdir()
+            (lab / "tests" / "test_part1.cpp").write_text('TEST_CASE("one", "[part1][Q1]") {}')
+            (lab / "tests" / "points_part1.tsv").write_text("question\tQ1\tsix\t60\t0.5\tTitle\n")
+            with self.assertRaises(h.GradingError):
+                h.read_points(lab, "part1")
+            (lab / "tests" / "points_part1.tsv").write_text("question\tQ1\t6\t60\t0.5\tT\nweight\t0\tnone\n")
+            with self.assertRaises(h.GradingError):
+                h.read_points(lab, "part1")
+            (lab / "tests" / "test_part1.cpp").write_text('TEST_CASE("a, b", "[part1][Q1]") {}')
+            with self.assertRaises(h.GradingError):
+                h.read_test_cases(lab, "part1")
+
+    def test_the_manifest_lists_every_student_file_and_nothing_else(self):
+        on_disk = sorted(p.relative_to(h.LAB).as_posix() for p in h.LAB.glob("part*/student*"))
+        self.assertEqual(sorted(MANIFEST), on_disk)
+
+
+class Submissions(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.dir = Path(self.tmp.name)
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def test_a_folder_with_one_top_folder_gives_the_manifest_files(self):
+        for rel in MANIFEST:
+            (self.dir / "lab" / rel).parent.mkdir(parents=True, exist_ok=True)
+            (self.dir / "lab" / rel).write_text("// " + rel)
+        (self.dir / "lab" / "Makefile").write_text("all:\n\techo pwned\n")
+        (self.dir / "lab" / "tests").mkdir()
+        (self.dir / "lab" / "tests" / "test_part1.cpp").write_text("// forged grader")
+        sub = h.collect_submission(self.dir, MANIFEST)
+        self.assertEqual(sorted(sub.files), sorted(MANIFEST))
+        self.assertEqual(sub.files[MANIFEST[0]], b"// " + MANIFEST[0].encode())
+        self.assertTrue(any("ignored" in n and "Makefile" in n for n in sub.notes))
+
+    def test_missing_files_are_noted_and_the_skeleton_stands_in(self):
+        (self.dir / "part2_batch").mkdir()
+        (self.dir / "part2_batch" / "student.cu").write_text("x")
+        sub = h.collect_submission(self.dir, MANIFEST)
+        self.assertEqual(list(sub.files), ["part2_batch/student.cu"])
+        self.assertEqual(sum("missing" in n for n in sub.notes), len(MANIFEST) - 1)
+
+    def test_zip_members_outside_the_archive_and_links_are_refused(self):
+        path = self.dir / "s.zip"
+        with zipfile.ZipFile(path, "w") as z:
+            z.writestr("../part1_merge_path/student.cu", "escape")
+            link = zipfile.ZipInfo("x/part2_batch/student.cu")
+            link.external_attr = (stat.S_IFLNK | 0o777) << 16
+            z.writestr(link, "/etc/passwd")
+            z.writestr("x/part3_merge_sort/student.cu", "ok")
+        sub = h.collect_submission(path, MANIFEST)
+        self.assertEqual(sub.files, {"part3_merge_sort/student.cu": b"ok"})
+        self.assertEqual(sum("refused" in n for n in sub.notes), 2)
+
+    def test_tar_links_are_refused_and_regular_files_taken(self):
+        path = self.dir / "s.tar.gz"
+        with tarfile.open(path, "w:gz") as t:
+            link = tarfile.TarInfo("lab/part1_merge_path/student.cu")
+            link.type = tarfile.SYMTYPE
+            link.linkname = "/etc/passwd"
+            t.addfile(link)
+            data = b"int x;"
+            info = tarfile.TarInfo("lab/part2_batch/student.cu")
+            info.size = len(data)
+            t.addfile(info, io.BytesIO(data))
+        sub = h.collect_submission(path, MANIFEST)
+        self.assertEqual(sub.files, {"part2_batch/student.cu": b"int x;"})
+        self.assertTrue(any("refused" in n for n in sub.notes))
+
+    def test_an_unreadable_archive_is_a_note_not_a_crash(self):
+        path = self.dir / "broken.zip"
+        path.write_bytes(b"not a zip")
+        sub = h.collect_submission(path, MANIFEST)
+        self.assertEqual(sub.files, {})
+        self.assertTrue(any("could not read the archive" in n for n in sub.notes))
+
+    def test_an_oversized_file_is_refused(self):
+        (self.dir / "part2_batch").mkdir()
+        (self.dir / "part2_batch" / "student.cu").write_bytes(b"x" * (h.MAX_FILE_BYTES + 1))
+        sub = h.collect_submission(self.dir, MANIFEST)
+        self.assertNotIn("part2_batch/student.cu", sub.files)
+
+    def test_the_pristine_copy_has_no_reference_files_or_outputs(self):
+        out = h.LAB / "grade-results-test-copy"
+        dest = self.dir / "copy"
+        try:
+            out.mkdir(exist_ok=True)
+            (out / "x").write_text("output")
+            h.copy_lab(h.LAB, dest, exclude=(out,))
+        finally:
+            (out / "x").unlink()
+            out.rmdir()
+        self.assertEqual(list(dest.rglob("reference*")), [])
+        self.assertFalse((dest / out.name).exists())
+        self.assertFalse((dest / "build").exists())
+        self.assertTrue((dest / "tests" / "points_part1.tsv").exists())
+
+
+class Isolation(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.dir = Path(self.tmp.name)
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def outcome(self, body, timeout=20.0):
+        return G.run_case(fake_binary(self.dir, body), case(), self.dir, self.dir / "log", timeout, dict(os.environ))
+
+    def test_a_complete_report_passes(self):
+        o = self.outcome("line(event='start', test=name); line(event='end', test=name, status='passed')\n"
+                         "line(event='summary', passed=1, failed=0, skipped=0)\n")
+        self.assertEqual(o.status, "passed")
+
+    def test_exit_zero_in_the_middle_of_a_test_fails(self):
+        o = self.outcome("line(event='start', test=name)\nsys.exit(0)\n")
+        self.assertEqual(o.status, "failed")
+        self.assertIn("exit status 0 during the test", o.message)
+
+    def test_a_forged_summary_on_stdout_fails(self):
+        o = self.outcome("line(event='start', test=name)\nprint('11 passed, 0 failed')\nos._exit(0)\n")
+        self.assertEqual(o.status, "failed")
+        self.assertIn("11 passed", o.message)  # quoted as the last output, not believed
+
+    def test_a_crash_is_named(self):
+        o = self.outcome("line(event='start', test=name)\nos.kill(os.getpid(), signal.SIGSEGV)\n")
+        self.assertIn("crashed (SIGSEGV)", o.message)
+
+    def test_a_hang_is_killed_at_the_timeout_with_its_children(self):
+        marker = self.dir / "child-alive"
+        o = self.outcome(f"line(event='start', test=name)\n"
+                         f"import subprocess\n"
+                         f"subprocess.Popen(['sh', '-c', 'sleep 3; touch {marker}'])\n"
+                         f"time.sleep(60)\n", timeout=1)
+        self.assertIn("timed out after 1 s", o.message)
+        import time
+        time.sleep(3.5)
+        self.assertFalse(marker.exists(), "the hung test's child outlived the kill")
+
+    def test_a_skip_is_never_a_pass_but_a_large_test_without_memory_is_not_graded(self):
+        end = ("line(event='start', test=name); line(event='end', test=name, status='skipped', reason=%r)\n"
+               "line(event='summary', passed=0, failed=0, skipped=1)\n")
+        self.assertEqual(self.outcome(end % "no GPU").status, "failed")
+        self.assertEqual(self.outcome(end % "not graded here: needs 17 GiB").status, "not-graded")
+
+    def test_a_report_about_another_test_or_a_wrong_summary_fails(self):
+        other = self.outcome("line(event='start', test='other'); line(event='end', test='other', status='passed')\n"
+                             "line(event='summary', passed=1, failed=0, skipped=0)\n")
+        self.assertEqual(other.status, "failed")
+        wrong = self.outcome("line(event='start', test=name); line(event='end', test=name, status='passed')\n"
+                             "line(event='summary', passed=5, failed=0, skipped=0)\n")
+        self.assertEqual(wrong.status, "failed")
+        garbage = self.outcome("report.write('{not json\\n'); report.flush()\n")
+        self.assertIn("malformed", garbage.message)
+
+    def test_a_failure_keeps_its_message(self):
+        o = self.outcome("line(event='start', test=name)\n"
+                         "line(event='end', test=name, status='failed', failure='index 7: got 3, expected 4')\n"
+                         "line(event='summary', passed=0, failed=1, skipped=0)\n")
+        self.assertEqual((o.status, o.message), ("failed", "index 7: got 3, expected 4"))
+
+    def test_sanitizer_logs_are_read_for_their_error_counts(self):
+        log = self.dir / "s.log"
+        log.write_text("========= Invalid __global__ read\n========= ERROR SUMMARY: 3 errors\n")
+        self.assertEqual(h.sanitizer_errors(log), 3)
+        log.write_text("========= RACECHECK SUMMARY: 2 hazards displayed (1 error, 1 warning)\n")
+        self.assertEqual(h.sanitizer_errors(log), 1)
+        log.write_text("========= ERROR SUMMARY: 0 errors\n")
+        self.assertEqual(h.sanitizer_errors(log), 0)
+        self.assertIsNone(h.sanitizer_errors(self.dir / "missing.log"))
+
+
+class Scoring(unittest.TestCase):
+    def question(self, weights, points=6.0):
+        q = h.Question("Q1", "part1", points, 60, 0.5, "Merge")
+        for name, w in weights.items():
+            q.tests.append(case(name))
+            q.weights[name] = w
+        return q
+
+    def test_points_split_by_weight_and_weight_zero_gives_nothing(self):
+        q = self.question({"a": 1, "b": 2, "refuses": 0})
+        r = h.QuestionResult(q, {"a": h.Outcome("passed"), "b": h.Outcome("failed", "x"),
+                                 "refuses": h.Outcome("passed")})
+        self.assertAlmostEqual(r.score, 2.0)
+        self.assertEqual(r.counts(), (1, 2))
+        self.assertEqual(r.first_failure, "b: x")
+
+    def test_a_not_graded_test_leaves_the_split(self):
+        q = self.question({"a": 1, "large": 1})
+        r = h.QuestionResult(q, {"a": h.Outcome("passed"), "large": h.Outcome("not-graded", "needs memory")})
+        self.assertAlmostEqual(r.score, 6.0)
+        self.assertEqual(r.counts(), (1, 1))
+
+    def test_a_test_that_never_ran_scores_nothing(self):
+        r = h.QuestionResult(self.question({"a": 1}), {})
+        self.assertEqual(r.score, 0)
+
+    def test_sanitizer_errors_cost_the_penalty(self):
+        q = self.question({"a": 1})
+        r = h.QuestionResult(q, {"a": h.Outcome("passed")}, sanitizer="memcheck reported 2 errors")
+        self.assertAlmostEqual(r.score, 3.0)
+
+    def test_results_json_table_and_gradebook(self):
+        q = self.question({"a": 1, "b": 1, "zero": 0})
+        r = h.QuestionResult(q, {"a": h.Outcome("passed"), "b": h.Outcome("failed", 'bad "quote"')})
+        data = h.results_json([r], ["missing: x"], 42)
+        self.assertEqual(data["score"], 3.0)
+        self.assertEqual([t["name"] for t in data["tests"]], ["Q1 a", "Q1 b"])
+        self.assertEqual({k for t in data["tests"] for k in t}, {"name", "score", "max_score", "output", "visibility"})
+        self.assertIn("LAB_SEED=42", data["output"])
+        self.assertIn("3/6", h.table([r]))
+        line = h.gradebook_line('a "b"', [r], 42, ['note "x"'])
+        self.assertEqual(line, '"a ""b""",3,6,3,42,"note ""x"""')
+
+    def test_refusing_writes_score_zero_and_the_reason(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            G.refuse(Path(tmp), "alice", "no GPU: no NVIDIA driver", 7)
+            data = json.loads((Path(tmp) / "results.json").read_text())
+            self.assertEqual(data["score"], 0)
+            self.assertIn("NOT GRADED: no GPU", data["output"])
+            self.assertIn('"alice",0,20,', (Path(tmp) / "gradebook.csv").read_text())
+
+
+class Options(unittest.TestCase):
+    def parse(self, *argv):
+        return G.main(["grade", *argv])
+
+    def test_bad_options_are_refused_with_status_2(self):
+        self.assertEqual(self.parse("--timeout", "-1"), 2)
+        self.assertEqual(self.parse("--timeout", "soon"), 2)
+        self.assertEqual(self.parse("--sanitize", "yes"), 2)
+        self.assertEqual(self.parse("--seed", "-3"), 2)
+        self.assertEqual(self.parse("--parts", "part9"), 2)
+        self.assertEqual(self.parse("--submission", "/nonexistent/submission"), 2)
+        self.assertEqual(G.main(["grade-all", "--submissions", "/nonexistent"]), 2)
+
+
+class Faults(unittest.TestCase):
+    @unittest.skipUnless((h.LAB / "part1_merge_path" / "reference.cu").exists(), "a student copy has no reference")
+    def test_every_planted_fault_applies_to_the_reference(self):
+        import faults as F
+
+        reference = F.reference_submission(h.LAB)
+        self.assertEqual(sorted(reference), sorted(MANIFEST))
+        self.assertNotIn("reference_search.cuh", "".join(reference.values()))
+        questions = h.all_questions(h.LAB)
+        for fault in F.FAULTS:
+            files = F.apply(fault, reference)
+            self.assertNotEqual(files, reference, fault.name)
+            self.assertTrue(set(fault.expect) <= set(questions), fault.name)
+            self.assertTrue(any(v != "full" for v in fault.expect.values()), fault.name)
+
+
+class Release(unittest.TestCase):
+    def test_instructor_files_and_text_stay_out(self):
+        self.assertFalse(R.student_file("part1_merge_path/reference.cu"))
+        self.assertFalse(R.student_file("part1_merge_path/reference_search.cuh"))
+        self.assertFalse(R.student_file("tests/grading/faults.py"))
+        self.assertFalse(R.student_file(".ci/run"))
+        self.assertTrue(R.student_file("part1_merge_path/student.cu"))
+        self.assertTrue(R.student_file("tests/grading/grade.py"))
+        text = "keep\n<!-- instructor-only -->\nsecret\n<!-- /instructor-only -->\nkeep too\n"
+        self.assertEqual(R.INSTRUCTOR_TEXT.sub("", text), "keep\nkeep too\n")
+
+
+if __name__ == "__main__":
+    result = unittest.main(exit=False, verbosity=1).result
+    failed = len(result.failures) + len(result.errors)
+    skipped = len(result.skipped)
+    print(f"{result.testsRun - failed - skipped} passed, {failed} failed" + (f", {skipped} skipped" if skipped else ""))
+    sys.exit(1 if failed else 0)

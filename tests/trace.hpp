@@ -1,0 +1,64 @@
+// Launch tracing for the graders (CUPTI, shipped with the CUDA toolkit).
+//
+// While a grader calls a launcher, the trace records every kernel that ran
+// (name, grid, block), every memory copy, and every call that makes host
+// memory visible to the GPU (pinned, mapped or managed allocations). The
+// graders then check that a launcher ran only its own kernels, with the
+// shape it was asked for, and never moved the data to the host: what a
+// checker of outputs alone cannot see (a host std::sort, a Thrust call, an
+// ignored launch shape).
+//
+// LAB_TRACE=0 turns tracing off (compute-sanitizer and CUPTI do not mix);
+// LAB_TRACE=require (set by the grading harness) makes a trace that cannot
+// start a failure instead of a note.
+#pragma once
+
+#include "../common/checks.hpp"
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace lab::test {
+
+struct KernelLaunch {
+    std::string name;      // the kernel's own name: "mergeSmall_k", "DeviceMergeSortBlockSortKernel"
+    std::string fullName;  // demangled, with namespaces and template arguments
+    long long blocks = 0;  // grid size, all dimensions multiplied
+    int threads = 0;       // block size, all dimensions multiplied
+};
+
+struct TraceLog {
+    bool traced = false;                 // false: tracing is off or unavailable here
+    std::string why;                     // why not, when !traced
+    std::vector<KernelLaunch> kernels;
+    std::vector<std::string> hostCopies;     // "device-to-host copy of 4096 bytes"
+    std::vector<std::string> hostMemoryCalls;  // "cudaMallocManaged"
+};
+
+// Runs `call` (a launcher), waits for the GPU, and returns what it did.
+TraceLog traceCall(const std::function<void()>& call);
+
+// What a launcher may launch: kernels named `name`, every launch of them
+// with `threads` per block and `blocks` blocks (0: any). A `required` kernel
+// must be launched at least once.
+struct KernelRule {
+    std::string name;
+    int threads = 0;
+    long long blocks = 0;
+    bool required = true;
+};
+
+// The launcher's trace obeys the rules: only the named kernels ran (no
+// Thrust/CUB or other kernels), with the right shapes, every required one at
+// least once, no copies between host and device, no host-visible memory.
+// `what` names the call in messages ("mergeSmallBatch(d=8, N=37, threadsPerBlock=24)").
+Check checkTrace(const TraceLog& log, const std::vector<KernelRule>& rules, const std::string& what);
+
+// Runs the launcher under the trace and checks it: the one call graders use.
+inline Check tracedCall(const std::function<void()>& call, const std::vector<KernelRule>& rules,
+                        const std::string& what) {
+    return checkTrace(traceCall(call), rules, what);
+}
+
+}  // namespace lab::test
