@@ -413,6 +413,8 @@ class QuestionResult:
 
     @property
     def first_failure(self) -> str:
+        if self.build_error.startswith("not graded"):
+            return self.build_error
         if self.build_error:
             return "does not compile: " + self.build_error.splitlines()[0]
         for case in self.question.tests:
@@ -446,7 +448,7 @@ def results_json(results: list[QuestionResult], notes: list[str], seed: int | No
             o = r.outcomes.get(case.name, Outcome("failed", "not run"))
             text = {"passed": "passed", "not-graded": o.message}.get(o.status, o.message)
             if r.build_error:
-                text = "does not compile:\n" + r.build_error
+                text = r.first_failure if r.build_error.startswith("not graded") else "does not compile:\n" + r.build_error
             tests.append({"name": f"{q.qid} {case.name}", "score": round(score, 4), "max_score": round(maximum, 4),
                           "output": text, "visibility": "visible"})
         if r.sanitizer:
