@@ -180,11 +180,12 @@ TraceLog traceCall(const std::function<void()>& call) {
         window.open = false;
         throw;
     }
-    // A fault in the kernel stays sticky: the caller's checks report it.
-    cudaDeviceSynchronize();
+    // A kernel that faulted leaves no activity record: report the fault itself.
+    const cudaError_t err = cudaDeviceSynchronize();
     cuptiActivityFlushAll(1);
     std::lock_guard<std::mutex> lock(window.mutex);
     window.open = false;
+    if (err != cudaSuccess) window.log.fault = std::string(cudaGetErrorName(err)) + ": " + cudaGetErrorString(err);
     return window.log;
 }
 
@@ -193,6 +194,7 @@ Check checkTrace(const TraceLog& log, const std::vector<KernelRule>& rules, cons
         if (tracingRequired()) return failCheck("launch tracing did not run: " + log.why + " [" + what + "]");
         return {};
     }
+    if (!log.fault.empty()) return failCheck("the launch failed on the GPU (" + log.fault + ") [" + what + "]");
     std::set<std::string> seenProblems;  // each problem once, however many launches show it
     std::ostringstream problems;
     const auto problem = [&](const std::string& p) {

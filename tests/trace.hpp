@@ -31,6 +31,7 @@ struct KernelLaunch {
 struct TraceLog {
     bool traced = false;                 // false: tracing is off or unavailable here
     std::string why;                     // why not, when !traced
+    std::string fault;                   // the CUDA error the launched work ended with, if any
     std::vector<KernelLaunch> kernels;
     std::vector<std::string> hostCopies;     // "device-to-host copy of 4096 bytes"
     std::vector<std::string> hostMemoryCalls;  // "cudaMallocManaged"

@@ -32,7 +32,7 @@ class Fault:
 FAULTS = [
     Fault("hang", "Q4's kernel spins forever when d = 7",
           [(P2, "    int src = 0;\n    for (int w = 1; w < d; w *= 2) {",
-            "    if (d == 7) {\n        volatile int spin = 1;\n        while (spin) {}\n    }\n"
+            "    if (d == 7)\n        while (clock64() >= 0) {}\n"
             "    int src = 0;\n    for (int w = 1; w < d; w *= 2) {")],
           {"Q3": "full", "Q4": "partial"}),
     Fault("crash", "the Q1/Q2 launcher dereferences a null pointer when |A| + |B| = 17",

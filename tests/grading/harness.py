@@ -350,6 +350,8 @@ def read_report(path: Path, name: str, r: Run, timeout: float) -> Outcome:
         return Outcome("failed", f"the process {how} during the test (a crash, a hang, or exit() in the code under test)")
     end = ends[0]
     if len(summary) != 1:
+        if end.get("status") == "failed":  # Catch2 reports a fatal signal as a failure, then the process ends
+            return Outcome("failed", f"{end.get('failure') or 'failed'} (then the process {how})")
         return Outcome("failed", f"the report is incomplete: the process {how} after the test")
     counts = (summary[0].get("passed"), summary[0].get("failed"), summary[0].get("skipped"))
     expected = {"passed": (1, 0, 0), "failed": (0, 1, 0), "skipped": (0, 0, 1)}.get(end.get("status"))
