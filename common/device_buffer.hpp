@@ -24,9 +24,10 @@
 namespace lab {
 
 // Guard elements on each side of a DeviceBuffer: 1024, or none with
-// LAB_EXACT_ALLOCS=1, so that compute-sanitizer sees every access outside an
+// LAB_EXACT_ALLOCS=1, so that compute-sanitizer sees accesses outside an
 // array (a read of a guard zone stays inside the allocation and is invisible
-// to it). The grading harness sets it for its sanitizer runs.
+// to it). The grading harness sets it for its sanitizer runs; the array then
+// ends exactly where its allocation ends (see the constructor).
 inline std::size_t defaultGuardElements() {
     static const bool exact = [] {
         const char* env = std::getenv("LAB_EXACT_ALLOCS");
@@ -39,7 +40,13 @@ template <class T>
 class DeviceBuffer {
 public:
     explicit DeviceBuffer(std::size_t n, std::size_t guard = defaultGuardElements()) : n_(n), guard_(guard) {
-        const std::size_t bytes = (n_ + 2 * guard_) * sizeof(T);
+        // Without guards, the front guard becomes the slack that rounds the
+        // allocation up to 256 bytes, so that the first element past the array
+        // is the first byte past the allocation (compute-sanitizer's padding
+        // then catches a read of it).
+        constexpr std::size_t kRound = sizeof(T) < 256 ? 256 / sizeof(T) : 1;  // elements in 256 bytes
+        front_ = guard_ > 0 ? guard_ : (kRound - n_ % kRound) % kRound;
+        const std::size_t bytes = total() * sizeof(T);
         const cudaError_t err = cudaMalloc(reinterpret_cast<void**>(&base_), bytes);
         if (err == cudaErrorMemoryAllocation) {
             cudaGetLastError();  // clear it: the device is still usable
@@ -55,14 +62,14 @@ public:
     DeviceBuffer(const DeviceBuffer&) = delete;
     DeviceBuffer& operator=(const DeviceBuffer&) = delete;
     DeviceBuffer(DeviceBuffer&& other) noexcept
-        : base_(std::exchange(other.base_, nullptr)), n_(other.n_), guard_(other.guard_) {}
+        : base_(std::exchange(other.base_, nullptr)), n_(other.n_), guard_(other.guard_), front_(other.front_) {}
 
-    T* data() { return base_ + guard_; }
-    const T* data() const { return base_ + guard_; }
+    T* data() { return base_ + front_; }
+    const T* data() const { return base_ + front_; }
     std::size_t size() const { return n_; }
 
     // Every byte, guards included, back to kPoisonByte.
-    void poison() { CUDA_CHECK(cudaMemset(base_, kPoisonByte, (n_ + 2 * guard_) * sizeof(T))); }
+    void poison() { CUDA_CHECK(cudaMemset(base_, kPoisonByte, total() * sizeof(T))); }
 
     void upload(const std::vector<T>& values) {
         LAB_REQUIRE(values.size() == n_, "upload of " << values.size() << " values into a buffer of " << n_);
@@ -71,11 +78,11 @@ public:
 
     // The n elements; also checks the guards (see guards()).
     std::vector<T> download() {
-        std::vector<T> all(n_ + 2 * guard_);
+        std::vector<T> all(total());
         CUDA_CHECK(cudaMemcpy(all.data(), base_, all.size() * sizeof(T), cudaMemcpyDeviceToHost));
         guards_ = checkGuard(all, 0, "before") ;
-        if (guards_) guards_ = checkGuard(all, guard_ + n_, "after");
-        return std::vector<T>(all.begin() + guard_, all.begin() + guard_ + n_);
+        if (guards_) guards_ = checkGuard(all, front_ + n_, "after");
+        return std::vector<T>(all.begin() + front_, all.begin() + front_ + n_);
     }
 
     // Whether the guard zones still held poison at the last download().
@@ -99,7 +106,9 @@ private:
     }
 
     T* base_ = nullptr;
-    std::size_t n_ = 0, guard_ = 0;
+    std::size_t total() const { return front_ + n_ + guard_; }
+
+    std::size_t n_ = 0, guard_ = 0, front_ = 0;  // front_: guard_, or the rounding slack when there is no guard
     Check guards_;
 };
 

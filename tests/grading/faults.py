@@ -87,8 +87,10 @@ FAULTS = [
           {"Q5": "partial", "Q6": "partial", "Q7": "full"}),
     Fault("oob-read", "Q1/Q2's kernel reads one element past the end of A",
           [(P1, "    if (k < nA) s[k] = A[k];",
-            "    if (k == 0 && nA > 0) {\n        volatile int sink = reinterpret_cast<const int*>(A + nA)[0];\n"
-            "        (void)sink;\n    }\n    if (k < nA) s[k] = A[k];")],
+            "    if (k == 0 && nA > 0) {  // a load the compiler must keep, whose value nobody uses\n"
+            "        unsigned sink;\n"
+            '        asm volatile("ld.volatile.global.u32 %0, [%1];" : "=r"(sink) : "l"(A + nA));\n'
+            "    }\n    if (k < nA) s[k] = A[k];")],
           {"Q1": "less", "Q2": "less"}, sanitize=True),
 ]
 

@@ -218,7 +218,7 @@ def sanitize_question(binary: Path, q: h.Question, work: Path, logs: Path, opts:
     found = []
     for tool in ("memcheck", "racecheck"):
         log_file = logs / f"{q.qid}-{tool}.log"
-        cmd = ["compute-sanitizer", "--tool", tool, "--log-file", str(log_file), "--print-limit", "20",
+        cmd = ["compute-sanitizer", "--tool", tool, "--log-file", str(log_file), "--print-limit", "20", "--padding", "256",
                str(binary), f"[{q.qid}]~[large]"]
         senv = {**env, "LAB_QUICK": "1", "LAB_EXACT_ALLOCS": "1", "LAB_TRACE": "0"}
         senv.pop("LAB_LARGE", None)

@@ -36,7 +36,8 @@ def main() -> int:
 
     reference = F.reference_submission(h.LAB)
     cases = [("reference", reference, {q: "full" for q in h.all_questions(h.LAB)}, None, False),
-             ("skeleton", {}, {q: "zero" for q in h.all_questions(h.LAB)}, None, False)]
+             ("skeleton", {}, {q: "zero" for q in h.all_questions(h.LAB)}, None, False),
+             ("reference-sanitized", reference, {q: "full" for q in h.all_questions(h.LAB)}, None, True)]
     for f in F.FAULTS:
         cases.append((f.name, F.apply(f, reference), f.expect, f.parts, f.sanitize))
     if args.only:
