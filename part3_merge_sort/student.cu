@@ -8,7 +8,8 @@ namespace lab {
 
 const char* part3Implementation() { return "student"; }
 
-// TODO(Q5): the partition stage.
+// TODO(Q5): the partition stage, a kernel named partition_k (the grader's
+//   launch trace looks for the names the handout gives).
 //
 // Goal: for every tile t of the output (tile = THREADS * ITEMS outputs), store
 //   in global memory how many values of A precede output t * tile.
@@ -16,7 +17,7 @@ const char* part3Implementation() { return "student"; }
 //   memory, with 64-bit sizes; one thread per boundary.
 // Hint: the last tile ends at |A| + |B|; its end needs no search.
 //
-// TODO(Q5): the merge stage.
+// TODO(Q5): the merge stage, a kernel named mergeTiles_k, one block per tile.
 //
 // Goal: block t merges tile t: outputs [t*tile, min((t+1)*tile, |A|+|B|)).
 // Constraints: load the tile's windows of A and B into __shared__ memory
@@ -44,7 +45,8 @@ void mergeSort(T* dData, long long n) {
     //
     // Goal: dData sorted, stably, for any n (0, 1, odd, more than 2^31).
     // Constraints: first sort each tile inside a block (Part 2's batch sort,
-    //   with several values per thread), then passes that merge neighbouring
+    //   with several values per thread, a kernel named sortTiles_k, one block
+    //   per tile), then passes that merge neighbouring
     //   sorted runs of width tile, 2*tile, 4*tile, ... with Q5's two stages.
     //   Ping-pong between dData and one temporary buffer of n values, and make
     //   sure the result ends in dData.
