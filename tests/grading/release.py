@@ -26,18 +26,22 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import harness as h  # noqa: E402
 
 INSTRUCTOR_FILES = {"tests/grading/faults.py", "tests/grading/selftest.py"}
-INSTRUCTOR_DIRS = (".ci/", ".git/")
+INSTRUCTOR_DIRS = (".ci/",)
 INSTRUCTOR_TEXT = re.compile(r"<!-- instructor-only -->.*?<!-- /instructor-only -->\n?", re.S)
 
 
 def lab_files(lab: Path) -> list[str]:
-    """The files of the lab: git's tracked files where there is a checkout."""
+    """The files of the lab: everything but builds, outputs and hidden folders,
+    less what git ignores where git can tell."""
+    files = sorted(p.relative_to(lab).as_posix() for p in lab.rglob("*") if p.is_file()
+                   and not any(part in h.SKIP_NAMES or (part.startswith(".") and part != ".gitignore")
+                               for part in p.relative_to(lab).parts))
     try:
-        out = subprocess.run(["git", "ls-files", "-z"], cwd=lab, capture_output=True, check=True).stdout
-        return sorted(f for f in out.decode().split("\0") if f)
-    except (OSError, subprocess.CalledProcessError):
-        return sorted(p.relative_to(lab).as_posix() for p in lab.rglob("*") if p.is_file()
-                      and not any(part in h.SKIP_NAMES for part in p.relative_to(lab).parts))
+        ignored = subprocess.run(["git", "check-ignore", "--stdin"], cwd=lab, input="\n".join(files),
+                                 capture_output=True, text=True).stdout.split("\n")
+    except OSError:
+        ignored = []
+    return [f for f in files if f not in set(ignored)]
 
 
 def student_file(rel: str) -> bool:
