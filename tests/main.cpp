@@ -23,6 +23,7 @@
 #endif
 
 #include "lab_test.hpp"
+#include "trace.hpp"
 
 #include "../common/gpu.hpp"
 
@@ -215,7 +216,7 @@ int main(int argc, char* argv[]) {
         return 0;
     }
     if (gpu.available)
-        std::cout << "GPU: " << lab::describeGpu(gpu) << "\n";
+        std::cout << "GPU: " << lab::describeGpu(gpu) << "\nlaunch tracing: " << lab::test::tracingStatus() << "\n";
     else
         std::cout << "GPU tests NOT RUN: " << gpu.reason
                   << ". They are reported as skipped, never as passed.\n";

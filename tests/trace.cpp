@@ -154,6 +154,8 @@ bool tracingRequired() {
 
 }  // namespace
 
+std::string tracingStatus() { return tracingProblem().empty() ? "on" : "off: " + tracingProblem(); }
+
 TraceLog traceCall(const std::function<void()>& call) {
     if (!tracingProblem().empty()) {
         call();

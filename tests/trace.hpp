@@ -37,6 +37,9 @@ struct TraceLog {
     std::vector<std::string> hostMemoryCalls;  // "cudaMallocManaged"
 };
 
+// "on", or "off: <why>" (printed at the start of every grader run).
+std::string tracingStatus();
+
 // Runs `call` (a launcher), waits for the GPU, and returns what it did.
 TraceLog traceCall(const std::function<void()>& call);
 

@@ -30,6 +30,9 @@ class Fault:
 
 
 FAULTS = [
+    Fault("compile-error", "Part 2 does not compile",
+          [(P2, "namespace lab {", "namespace lab {\nthis line is not C++;")],
+          {"Q3": "zero", "Q4": "zero"}),
     Fault("hang", "Q4's kernel spins forever when d = 7",
           [(P2, "    int src = 0;\n    for (int w = 1; w < d; w *= 2) {",
             "    if (d == 7)\n        while (clock64() >= 0) {}\n"

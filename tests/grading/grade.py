@@ -222,7 +222,7 @@ def sanitize_question(binary: Path, q: h.Question, work: Path, logs: Path, opts:
                str(binary), f"[{q.qid}]~[large]"]
         senv = {**env, "LAB_QUICK": "1", "LAB_EXACT_ALLOCS": "1", "LAB_TRACE": "0"}
         senv.pop("LAB_LARGE", None)
-        h.run(cmd, work, opts.timeout_for(q) * 20, env=senv, log=logs / f"{q.qid}-{tool}.out")
+        h.run(cmd, work, opts.timeout_for(q) * 10, env=senv, log=logs / f"{q.qid}-{tool}.out")
         errors = h.sanitizer_errors(log_file)
         if errors:
             found.append(f"{tool} reported {errors} error{'s' if errors > 1 else ''} (logs/{log_file.name})")

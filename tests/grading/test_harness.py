@@ -107,6 +107,15 @@ class Submissions(unittest.TestCase):
         self.assertEqual(sub.files[MANIFEST[0]], b"// " + MANIFEST[0].encode())
         self.assertTrue(any("ignored" in n and "Makefile" in n for n in sub.notes))
 
+    def test_suspicious_calls_are_listed_for_a_person(self):
+        (self.dir / "part2_batch").mkdir()
+        (self.dir / "part2_batch" / "student.cu").write_text(
+            "// exit( in a comment is fine\nvoid f() {\n    if (n > 9) exit(0);\n    thrust::sort(p, p + n);\n}\n")
+        notes = h.collect_submission(self.dir, MANIFEST).notes
+        self.assertIn("for a person to look at: part2_batch/student.cu:3 uses exit", notes)
+        self.assertIn("for a person to look at: part2_batch/student.cu:4 uses thrust::", notes)
+        self.assertFalse(any(":1 uses" in n for n in notes))
+
     def test_missing_files_are_noted_and_the_skeleton_stands_in(self):
         (self.dir / "part2_batch").mkdir()
         (self.dir / "part2_batch" / "student.cu").write_text("x")
