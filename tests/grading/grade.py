@@ -81,15 +81,16 @@ def _flag(name, text) -> bool:
 # ---------------------------------------------------------------- the base build
 
 
-def lab_fingerprint(lab: Path) -> str:
+def lab_fingerprint(lab: Path, exclude: list[Path]) -> str:
     """Changes whenever a file the pristine copy holds changes."""
     digest = hashlib.sha256()
-    for path in sorted(lab.rglob("*")):
-        rel = path.relative_to(lab)
-        if any(part in h.SKIP_NAMES or part.startswith((".", "reference")) for part in rel.parts):
-            continue
-        if path.is_file():
-            digest.update(str(rel).encode() + b"\0" + path.read_bytes())
+    for root, dirs, names in os.walk(lab):
+        dirs[:] = sorted(d for d in dirs if d not in h.SKIP_NAMES and not d.startswith((".", "reference"))
+                         and (Path(root) / d).resolve() not in exclude)
+        for name in sorted(names):
+            if not name.startswith((".", "reference")):
+                path = Path(root) / name
+                digest.update(str(path.relative_to(lab)).encode() + b"\0" + path.read_bytes())
     return digest.hexdigest()[:16]
 
 
@@ -97,7 +98,7 @@ def prepare_base(base: Path, opts: Options, log) -> Path:
     """A pristine copy of the lab with everything but the student files built:
     each submission's copy starts from it and compiles only its own files."""
     stamp = base / ".ready"
-    fingerprint = lab_fingerprint(h.LAB) + "-" + opts.arch
+    fingerprint = lab_fingerprint(h.LAB, opts.outputs) + "-" + opts.arch
     if stamp.exists() and stamp.read_text() == fingerprint:
         return base
     if base.exists():

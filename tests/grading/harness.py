@@ -9,7 +9,6 @@ tests/points_part*.tsv. grade.py is the command line; this module is the logic.
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import re
@@ -24,13 +23,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 LAB = Path(__file__).resolve().parents[2]
-MANIFEST = LAB / "tests" / "grading" / "manifest.txt"
 PARTS = [("part1", "part1_merge_path"), ("part2", "part2_batch"), ("part3", "part3_merge_sort")]
 MAX_FILE_BYTES = 2 << 20  # a student file larger than this is refused
 LOG_TAIL_BYTES = 4000  # how much of a failing test's output the report quotes
 
 # What the pristine copy of the lab leaves out: instructor files, builds, outputs.
-SKIP_NAMES = {".git", "build", "dist", "grades", "faults", "__pycache__", "part1", "part2", "part3"}
+SKIP_NAMES = {".git", "build", "dist", "grades", "grade-results", "grade-selftest", "__pycache__", "part1", "part2",
+              "part3"}
 
 
 class GradingError(Exception):

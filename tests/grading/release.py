@@ -13,6 +13,7 @@ a GPU is present; without one they are skipped, saying so).
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import re
 import shutil
@@ -88,7 +89,7 @@ def check_release(target: Path, arch: str) -> list[str]:
             subprocess.run([str(target / "build" / "student" / f"test_{part}")], cwd=target, capture_output=True,
                            env={**{k: v for k, v in os.environ.items() if not k.startswith("LAB_")},
                                 "LAB_REPORT": str(report), "LAB_QUICK": "1"}, timeout=1800)
-            ends = [e for e in map(h.json.loads, report.read_text().splitlines()) if e["event"] == "end"]
+            ends = [e for e in map(json.loads, report.read_text().splitlines()) if e["event"] == "end"]
         for e in ends:
             name, status, w = e["test"], e["status"], weights.get(e["test"], 1.0)
             if status == "skipped":
