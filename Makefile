@@ -69,7 +69,7 @@ $(BUILD)/$(IMPL)/%.o: %.cu
 # Each part: its implementation object (reference or student), the objects
 # every build of it links, and the demo's own extra objects.
 PART1_IMPL := $(BUILD)/$(IMPL)/part1_merge_path/$(IMPL).o
-PART1_OBJS :=
+PART1_OBJS := $(BUILD)/part1_merge_path/small_merge_checks.o
 PART1_DEMO :=
 PART2_IMPL := $(BUILD)/$(IMPL)/part2_batch/$(IMPL).o
 PART2_OBJS := $(BUILD)/part2_batch/batch_shape.o
@@ -156,7 +156,7 @@ gradescope:
 
 # Everything a submission's copy shares with the lab, built once per grading run.
 grade-objects: $(COMMON_OBJS) $(TEST_MAIN) $(BUILD)/test_common \
-               $(foreach p,$(PARTS),$(BUILD)/tests/test_$(p).o) $(PART2_OBJS) $(PART3_OBJS)
+               $(foreach p,$(PARTS),$(BUILD)/tests/test_$(p).o) $(PART1_OBJS) $(PART2_OBJS) $(PART3_OBJS)
 
 # The student copy in dist/lab and dist/lab.tar.gz, then checked: it builds,
 # and its graders fail exactly the questions' tests.

@@ -22,6 +22,12 @@ constexpr int kMaxSmallMerge = 1024;
 // Which implementation this build links: "reference" or "student".
 const char* part1Implementation();
 
+// The launchers' argument checks, shared by every implementation (they are
+// not part of the questions): throws lab::Error unless 0 <= nA, 0 <= nB,
+// nA + nB <= kMaxSmallMerge, 0 <= count <= 2^31 - 1, and no pointer is null
+// where there is something to merge.
+void checkSmallMerge(const void* dA, int nA, const void* dB, int nB, const void* dM, long long count);
+
 // Q1, step 1: the diagonal search (co-rank), run on the host for the graders.
 // Returns how many of the first k outputs of the stable merge of A and B come
 // from A: the i of the point (i, k - i) where the merge path crosses diagonal k.

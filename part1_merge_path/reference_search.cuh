@@ -12,32 +12,40 @@
 
 namespace lab {
 
-// How many of the first k outputs come from A (the co-rank of k).
-// Size is int for the small merges and long long for Part 3's large arrays.
+// How many of the first k outputs of the stable merge of A and B come from A:
+// the i of the point (i, k - i) where the merge path crosses diagonal k (the
+// co-rank of k). Requires A, B sorted, 0 <= k <= nA + nB. Size is int for
+// Parts 1-2 and long long for Part 3.
 template <class T, class Size>
 LAB_HD Size diagonalSearch(const T* A, Size nA, const T* B, Size nB, Size k) {
+    // [Q1 begins] ---------------------------------------------------------------
     // Step 1: the part of diagonal k inside the grid: i in [lo, hi].
     Size lo = k > nB ? k - nB : 0;
     Size hi = k < nA ? k : nA;
     // Step 2: find the first i whose A[i] is NOT among the first k outputs,
     // i.e. B[k-1-i] goes out before it: B[k-1-i] < A[i] (ties take A first).
+    // Only mid < hi is probed, so A[mid] and B[k-1-mid] always exist.
     while (lo < hi) {
         const Size mid = lo + (hi - lo) / 2;  // no overflow, unlike (lo + hi) / 2
         if (B[k - 1 - mid] < A[mid]) hi = mid;
         else lo = mid + 1;
     }
     return lo;
+    // [Q1 ends] -----------------------------------------------------------------
 }
 
 // Output k of the stable merge of A and B: find where the path crosses
-// diagonal k, then take the step the path takes from there.
+// diagonal k, then take the step the path takes from there. Parts 1 and 2
+// write one output per thread with it.
 template <class T, class Size>
 LAB_HD T mergeOutputAt(const T* A, Size nA, const T* B, Size nB, Size k) {
+    // [Q1 begins] ---------------------------------------------------------------
     const Size i = diagonalSearch(A, nA, B, nB, k);
     const Size j = k - i;
     // Down (output A[i]) unless A is used up or B[j] is strictly smaller.
     const bool takeA = j >= nB || (i < nA && !(B[j] < A[i]));
     return takeA ? A[i] : B[j];
+    // [Q1 ends] -----------------------------------------------------------------
 }
 
 }  // namespace lab

@@ -6,10 +6,13 @@
 
 namespace lab {
 
-// How many of the first k outputs of the stable merge of A and B come from A.
-// Size is int for Parts 1-2 and long long for Part 3.
+// How many of the first k outputs of the stable merge of A and B come from A:
+// the i of the point (i, k - i) where the merge path crosses diagonal k (the
+// co-rank of k). Requires A, B sorted, 0 <= k <= nA + nB. Size is int for
+// Parts 1-2 and long long for Part 3.
 template <class T, class Size>
 LAB_HD Size diagonalSearch(const T* A, Size nA, const T* B, Size nB, Size k) {
+    // [Q1 begins] ---------------------------------------------------------------
     // TODO(Q1): find where the merge path crosses diagonal i + j = k.
     //
     // Goal: return the i of the crossing point (i, k - i). Equivalently, the
@@ -22,6 +25,24 @@ LAB_HD Size diagonalSearch(const T* A, Size nA, const T* B, Size nB, Size k) {
     //   is false, false, ..., true, true: compare A[i] with B[k - 1 - i].
     (void)A; (void)nA; (void)B; (void)nB; (void)k;
     return 0;
+    // [Q1 ends] -----------------------------------------------------------------
+}
+
+// Output k of the stable merge of A and B: find where the path crosses
+// diagonal k, then take the step the path takes from there. Parts 1 and 2
+// write one output per thread with it.
+template <class T, class Size>
+LAB_HD T mergeOutputAt(const T* A, Size nA, const T* B, Size nB, Size k) {
+    // [Q1 begins] ---------------------------------------------------------------
+    // TODO(Q1): the value of output k of the merge, with diagonalSearch.
+    //
+    // Goal: M[k] for the stable merge M of A and B, 0 <= k < nA + nB.
+    // Constraints: one diagonal search, then one comparison; ties go to A.
+    // Hint: from the crossing (i, j) the path steps down (outputs A[i]) unless
+    //   A is used up (i == nA) or B[j] < A[i]; mind j == nB.
+    // Until then it returns A followed by B, unmerged.
+    return k < nA ? A[k] : B[k - nA];
+    // [Q1 ends] -----------------------------------------------------------------
 }
 
 }  // namespace lab

@@ -30,6 +30,19 @@ const char* part2Implementation();
 // multiple of d no larger than kMaxBatchD.
 int batchThreadsPerBlock(int d, int requested = 0);
 
+// A batch launch: batchThreadsPerBlock(d, requested) threads per block, and
+// enough blocks for N segments at threads / d segments per block (0 blocks
+// when N == 0). Throws lab::Error as batchThreadsPerBlock does, for N < 0, and
+// for more blocks than a grid holds. Shared by every implementation.
+struct BatchShape {
+    int threads;
+    unsigned blocks;
+};
+BatchShape batchShape(int d, long long N, int requested);
+
+// Throws lab::Error for a null device pointer when there is work (N > 0).
+void checkBatchPointers(long long N, const void* in, const void* out, const void* split);
+
 // Q3: dOut segment p = stable merge of A_p = dIn[p*d, p*d + dSplit[p]) and
 // B_p = dIn[p*d + dSplit[p], (p+1)*d), for p = 0..N-1, in one launch of
 // mergeSmallBatch_k. Requires 1 <= d <= 1024, N >= 0, 0 <= dSplit[p] <= d,

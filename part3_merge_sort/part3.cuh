@@ -27,6 +27,12 @@ struct LaunchShape {
 // The shapes of the Q7 study. Every implementation supports all of them.
 const std::vector<LaunchShape>& studyShapes();
 
+// The launchers' argument checks, shared by every implementation: throw
+// lab::Error for negative sizes, |A| + |B| overflowing, or a null pointer
+// where there is work to do.
+void checkMergeLarge(const void* dA, long long nA, const void* dB, long long nB, const void* dM);
+void checkMergeSort(const void* dData, long long n);
+
 // Q5: dM[0, nA+nB) = stable merge of sorted dA[0, nA) and dB[0, nB), on many
 // blocks: a partition stage (the diagonal search at every tile boundary) and
 // a merge stage (each block merges its tile in shared memory).

@@ -6,9 +6,9 @@
 // starts on the merge path -> mergeTiles_k merges one tile per block ->
 // host launchers pick the shape and run the stages.
 #include "part3.cuh"
+#include "launch_support.cuh"
 
 #include "../common/cuda_check.hpp"
-#include "../common/gpu.hpp"
 #include "../part1_merge_path/reference_search.cuh"
 
 #include <climits>
@@ -18,11 +18,16 @@ namespace lab {
 
 const char* part3Implementation() { return "reference"; }
 
-// The default shape (Q7): 128 threads x 8 items, a tile of 1024 outputs. Small
-// enough for several blocks per multiprocessor and a short block sort, large
-// enough that the partition stage (one search per tile) costs little.
+// The launch shape of mergeLarge and mergeSort: kThreads threads per block,
+// kItems consecutive outputs per thread, a tile of kThreads * kItems outputs
+// per block. It must be one of studyShapes() (study_shapes.hpp).
+// [Q7 begins] -------------------------------------------------------------------
+// 128 threads x 8 items, a tile of 1024 outputs: small enough for several
+// blocks per multiprocessor and a short block sort, large enough that the
+// partition stage (one search per tile) costs little.
 constexpr int kThreads = 128;
 constexpr int kItems = 8;
+// [Q7 ends] ---------------------------------------------------------------------
 
 // ---------------------------------------------------------------- jobs
 
@@ -51,33 +56,38 @@ struct TwoArrays {
 
 // Q6: one pass of the sort: neighbouring sorted runs of `width` values of src
 // are merged pairwise into dst. 2 * width is a multiple of the tile, so no
-// tile straddles two merges.
+// tile straddles two merges: window(t) is the merge that tile t belongs to.
 template <class T>
 struct SortPass {
     const T* src;
     T* dst;
     long long n, width;
     __device__ MergeWindow<T> window(long long t, int tile) const {
+        // [Q6 begins] -----------------------------------------------------------
         const long long first = t * tile;
         const long long start = first / (2 * width) * (2 * width);
         const long long nA = min(width, n - start);
         const long long nB = min(width, n - start - nA);
         return {src + start, nA, src + start + nA, nB, dst + start, first - start};
+        // [Q6 ends] -------------------------------------------------------------
     }
 };
 
 // ---------------------------------------------------------------- kernels
 
 // Partition stage: splits[t] = how many of A's values precede tile t's first
-// output, found by the diagonal search in global memory, one thread per tile.
+// output (job.window(t, tile)), one thread per tile.
 template <class Job>
 __global__ void partition_k(Job job, int tile, long long numTiles, long long* splits) {
+    // [Q5 begins] ---------------------------------------------------------------
     const long long t = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x;
     if (t >= numTiles) return;
     const auto w = job.window(t, tile);
     splits[t] = diagonalSearch(w.A, w.nA, w.B, w.nB, w.k0);
+    // [Q5 ends] -----------------------------------------------------------------
 }
 
+// [Q5 begins] -------------------------------------------------------------------
 // Thread-level merge: `count` (<= ITEMS) consecutive outputs of the merge of
 // sA[0, nA) and sB[0, nB) from point (i, j) on, into v. Stable: A on ties.
 template <int ITEMS, class T>
@@ -90,12 +100,14 @@ __device__ void mergeRun(const T* sA, int nA, const T* sB, int nB, int i, int j,
         }
     }
 }
+// [Q5 ends] ---------------------------------------------------------------------
 
-// Merge stage: block t merges tile t. Its windows of A and B come into shared
-// memory with coalesced loads; each thread merges ITEMS consecutive outputs
-// in registers; the tile goes back out through shared memory, coalesced.
+// Merge stage: block t merges tile t of job.window(t, THREADS * ITEMS), its
+// first split in A in splits[t] (and its end in splits[t + 1], unless the
+// tile ends its merge).
 template <int THREADS, int ITEMS, class T, class Job>
 __global__ void __launch_bounds__(THREADS) mergeTiles_k(Job job, const long long* splits) {
+    // [Q5 begins] ---------------------------------------------------------------
     constexpr int TILE = THREADS * ITEMS;
     __shared__ T s[TILE];
     const long long t = blockIdx.x;
@@ -130,13 +142,14 @@ __global__ void __launch_bounds__(THREADS) mergeTiles_k(Job job, const long long
         if (kk + r < len) s[kk + r] = v[r];
     __syncthreads();
     for (int x = threadIdx.x; x < len; x += THREADS) w.M[w.k0 + x] = s[x];
+    // [Q5 ends] -----------------------------------------------------------------
 }
 
-// Q6 stage 1: block b sorts tile b of `in` into `out` (which may be `in`):
-// each thread insertion-sorts its ITEMS values, then rounds merge runs of
-// ITEMS, 2*ITEMS, ... in shared memory (Part 2's batch sort, ITEMS per thread).
+// Q6 stage 1: block b sorts tile b of `in` (THREADS * ITEMS values, fewer in
+// the last tile) into `out`, which may be `in`.
 template <int THREADS, int ITEMS, class T>
 __global__ void __launch_bounds__(THREADS) sortTiles_k(const T* in, T* out, long long n) {
+    // [Q6 begins] ---------------------------------------------------------------
     constexpr int TILE = THREADS * ITEMS;
     __shared__ T buf[2][TILE];  // ping-pong between rounds
     const long long base = blockIdx.x * static_cast<long long>(TILE);
@@ -179,38 +192,12 @@ __global__ void __launch_bounds__(THREADS) sortTiles_k(const T* in, T* out, long
 
     // Step 4: store the sorted tile, coalesced.
     for (int x = threadIdx.x; x < len; x += THREADS) out[base + x] = buf[src][x];
+    // [Q6 ends] -----------------------------------------------------------------
 }
 
 // ---------------------------------------------------------------- host
 
-namespace {
-
-// Stream-ordered temporary memory, freed at scope exit; clear error when short.
-template <class T>
-class Scratch {
-public:
-    explicit Scratch(long long n) {
-        const std::size_t bytes = static_cast<std::size_t>(n) * sizeof(T);
-        const cudaError_t err = cudaMallocAsync(reinterpret_cast<void**>(&p_), bytes, 0);
-        if (err == cudaErrorMemoryAllocation) {
-            cudaGetLastError();
-            LAB_REQUIRE(false, "not enough device memory for temporary storage: needs " << formatBytes(double(bytes))
-                                                                                        << ", " << formatBytes(double(freeDeviceBytes()))
-                                                                                        << " free");
-        }
-        CUDA_CHECK(err);
-    }
-    ~Scratch() { cudaFreeAsync(p_, 0); }
-    Scratch(const Scratch&) = delete;
-    Scratch& operator=(const Scratch&) = delete;
-    T* get() const { return p_; }
-
-private:
-    T* p_ = nullptr;
-};
-
-long long ceilDiv(long long a, long long b) { return (a + b - 1) / b; }
-
+// [Q5 begins] -------------------------------------------------------------------
 // Partition, then merge, for any job covering numTiles tiles.
 template <int THREADS, int ITEMS, class T, class Job>
 void runMerge(const Job& job, long long numTiles) {
@@ -224,23 +211,24 @@ void runMerge(const Job& job, long long numTiles) {
     mergeTiles_k<THREADS, ITEMS, T><<<static_cast<unsigned>(numTiles), THREADS>>>(job, splits.get());
     CUDA_CHECK_LAUNCH("mergeTiles_k");
 }
+// [Q5 ends] ---------------------------------------------------------------------
 
 template <int THREADS, int ITEMS, class T>
 void mergeLargeImpl(const T* dA, long long nA, const T* dB, long long nB, T* dM) {
-    LAB_REQUIRE(nA >= 0 && nB >= 0, "merge sizes must be >= 0, got |A| = " << nA << ", |B| = " << nB);
-    LAB_REQUIRE(nA <= LLONG_MAX - nB, "|A| + |B| overflows");
+    checkMergeLarge(dA, nA, dB, nB, dM);
+    // [Q5 begins] ---------------------------------------------------------------
     const long long n = nA + nB;
     if (n == 0) return;
-    LAB_REQUIRE(dM && (nA == 0 || dA) && (nB == 0 || dB), "null device pointer passed to mergeLarge");
     runMerge<THREADS, ITEMS, T>(TwoArrays<T>{{dA, nA, dB, nB, dM, 0}}, ceilDiv(n, THREADS * ITEMS));
+    // [Q5 ends] -----------------------------------------------------------------
 }
 
 template <int THREADS, int ITEMS, class T>
 void mergeSortImpl(T* dData, long long n) {
+    checkMergeSort(dData, n);
+    // [Q6 begins] ---------------------------------------------------------------
     constexpr int TILE = THREADS * ITEMS;
-    LAB_REQUIRE(n >= 0, "the array size must be >= 0, got " << n);
     if (n <= 1) return;
-    LAB_REQUIRE(dData != nullptr, "null device pointer passed to mergeSort");
     const long long numTiles = ceilDiv(n, TILE);
     LAB_REQUIRE(numTiles <= INT_MAX, "too many tiles (" << numTiles << ") for one grid");
     if (numTiles == 1) {  // one block sorts it all, in place
@@ -266,20 +254,12 @@ void mergeSortImpl(T* dData, long long n) {
         runMerge<THREADS, ITEMS, T>(SortPass<T>{src, dst, n, width}, numTiles);
         std::swap(src, dst);
     }
+    // [Q6 ends] -----------------------------------------------------------------
 }
 
-// Runs f.template operator()<THREADS, ITEMS>() for the study shape asked for.
-template <class F>
-void withShape(LaunchShape shape, F&& f) {
-    const int t = shape.threads, k = shape.itemsPerThread;
-    if (t == 128 && k == 4) f.template operator()<128, 4>();
-    else if (t == 128 && k == 8) f.template operator()<128, 8>();
-    else if (t == 128 && k == 16) f.template operator()<128, 16>();
-    else if (t == 256 && k == 8) f.template operator()<256, 8>();
-    else if (t == 256 && k == 16) f.template operator()<256, 16>();
-    else if (t == 512 && k == 8) f.template operator()<512, 8>();
-    else LAB_REQUIRE(false, "launch shape " << t << " threads x " << k << " items is not one of studyShapes()");
-}
+// ---------------------------------------------------------------- launchers (given)
+
+namespace {
 
 struct MergeLargeInt {
     const int* dA;
@@ -316,6 +296,7 @@ void mergeLargeShaped(const int* dA, long long nA, const int* dB, long long nB, 
 
 void mergeSortShaped(int* dData, long long n, LaunchShape shape) { withShape(shape, MergeSortInt{dData, n}); }
 
+// The graders call these element types.
 template void mergeLarge<int>(const int*, long long, const int*, long long, int*);
 template void mergeLarge<Tagged>(const Tagged*, long long, const Tagged*, long long, Tagged*);
 template void mergeSort<int>(int*, long long);

@@ -1,72 +1,228 @@
-// Part 3 (Q5-Q7): your implementation. See handout.md, Part 3.
+// Part 3 (Q5-Q7): your implementation. See handout.md, Part 3. Write your code
+// between the [Qn begins] and [Qn ends] lines; the rest is shared with the
+// instructors' version and must stay as it is.
 #include "part3.cuh"
+#include "launch_support.cuh"
 
 #include "../common/cuda_check.hpp"
-#include "../part1_merge_path/student_search.cuh"  // your diagonalSearch from Q1 (use Size = long long)
+#include "../part1_merge_path/student_search.cuh"
+
+#include <climits>
+#include <utility>
 
 namespace lab {
 
 const char* part3Implementation() { return "student"; }
 
-// TODO(Q5): the partition stage, a kernel named partition_k (the grader's
-//   launch trace looks for the names the handout gives).
-//
-// Goal: for every tile t of the output (tile = THREADS * ITEMS outputs), store
-//   in global memory how many values of A precede output t * tile.
-// Constraints: one diagonal search per tile boundary, on the arrays in global
-//   memory, with 64-bit sizes; one thread per boundary.
-// Hint: the last tile ends at |A| + |B|; its end needs no search.
-//
-// TODO(Q5): the merge stage, a kernel named mergeTiles_k, one block per tile.
-//
-// Goal: block t merges tile t: outputs [t*tile, min((t+1)*tile, |A|+|B|)).
-// Constraints: load the tile's windows of A and B into __shared__ memory
-//   (coalesced: consecutive threads read consecutive addresses); each thread
-//   produces ITEMS consecutive outputs, starting where its diagonal of the tile
-//   meets the path (a search in shared memory) and then merging sequentially;
-//   stable; correct when a window of A or B is empty.
-// Hint: the partition stage gives each tile its start in A; the next tile's
-//   start is this tile's end. Write the outputs through shared memory too, so
-//   that the stores to global memory are coalesced.
+// The launch shape of mergeLarge and mergeSort: kThreads threads per block,
+// kItems consecutive outputs per thread, a tile of kThreads * kItems outputs
+// per block. It must be one of studyShapes() (study_shapes.hpp).
+// [Q7 begins] -------------------------------------------------------------------
+// TODO(Q7): your default shape. Run the study (./part3), pick the shape you
+//   would ship, and justify the choice in your report. Until then: the first
+//   study shape.
+constexpr int kThreads = 128;
+constexpr int kItems = 4;
+// [Q7 ends] ---------------------------------------------------------------------
+
+// ---------------------------------------------------------------- jobs
+
+// The merge that tile t belongs to: inputs A, B, output M, and k0, the
+// tile's first diagonal counted from the start of that merge.
+template <class T>
+struct MergeWindow {
+    const T* A;
+    long long nA;
+    const T* B;
+    long long nB;
+    T* M;
+    long long k0;
+};
+
+// Q5: one merge of two arrays; tile t starts at diagonal t * tile.
+template <class T>
+struct TwoArrays {
+    MergeWindow<T> whole;  // k0 unused
+    __device__ MergeWindow<T> window(long long t, int tile) const {
+        MergeWindow<T> w = whole;
+        w.k0 = t * tile;
+        return w;
+    }
+};
+
+// Q6: one pass of the sort: neighbouring sorted runs of `width` values of src
+// are merged pairwise into dst. 2 * width is a multiple of the tile, so no
+// tile straddles two merges: window(t) is the merge that tile t belongs to.
+template <class T>
+struct SortPass {
+    const T* src;
+    T* dst;
+    long long n, width;
+    __device__ MergeWindow<T> window(long long t, int tile) const {
+        // [Q6 begins] -----------------------------------------------------------
+        // TODO(Q6): the merge that tile t of this pass belongs to.
+        //
+        // Goal: the runs of src that the merge covering outputs
+        //   [t * tile, (t + 1) * tile) reads (A: the first run of the pair,
+        //   B: the second, shorter or empty at the end of the array), where it
+        //   writes in dst, and k0, the tile's first output counted from the
+        //   start of that merge.
+        // Hint: merges of a pass start at multiples of 2 * width.
+        (void)t;
+        (void)tile;
+        return {src, 0, src, 0, dst, 0};
+        // [Q6 ends] -------------------------------------------------------------
+    }
+};
+
+// ---------------------------------------------------------------- kernels
+
+// Partition stage: splits[t] = how many of A's values precede tile t's first
+// output (job.window(t, tile)), one thread per tile.
+template <class Job>
+__global__ void partition_k(Job job, int tile, long long numTiles, long long* splits) {
+    // [Q5 begins] ---------------------------------------------------------------
+    // TODO(Q5): the partition stage, one thread per tile.
+    //
+    // Goal: splits[t] = how many values of A precede output k0 of tile t's
+    //   window (job.window(t, tile)): the diagonal search on the arrays in
+    //   global memory, with 64-bit sizes.
+    // Constraints: threads with t >= numTiles do nothing.
+    (void)job;
+    (void)tile;
+    (void)numTiles;
+    (void)splits;
+    // [Q5 ends] -----------------------------------------------------------------
+}
+
+// [Q5 begins] -------------------------------------------------------------------
+// TODO(Q5): device helpers of the merge stage, if you want some (for example
+//   a thread's sequential merge of ITEMS outputs into registers).
+// [Q5 ends] ---------------------------------------------------------------------
+
+// Merge stage: block t merges tile t of job.window(t, THREADS * ITEMS), its
+// first split in A in splits[t] (and its end in splits[t + 1], unless the
+// tile ends its merge).
+template <int THREADS, int ITEMS, class T, class Job>
+__global__ void __launch_bounds__(THREADS) mergeTiles_k(Job job, const long long* splits) {
+    // [Q5 begins] ---------------------------------------------------------------
+    // TODO(Q5): the merge stage: block t merges tile t.
+    //
+    // Goal: outputs [k0, min(k0 + tile, nA + nB)) of the window's merge, into
+    //   window.M, stable.
+    // Constraints: load the tile's slices of A and B into __shared__ memory
+    //   (coalesced: consecutive threads read consecutive addresses); each
+    //   thread produces ITEMS consecutive outputs, starting where its diagonal
+    //   of the tile meets the path (a search in shared memory) and then merging
+    //   sequentially; correct when a slice of A or B is empty.
+    // Hint: the tile's slice of A starts at splits[t] and ends where the next
+    //   tile's starts, splits[t + 1], unless this tile ends its merge: then it
+    //   ends at the merge's nA. (In a sort pass, the last tile of every merge
+    //   is such a tile.) Write the outputs through shared memory too, so that
+    //   the stores to global memory are coalesced.
+    (void)job;
+    (void)splits;
+    // [Q5 ends] -----------------------------------------------------------------
+}
+
+// Q6 stage 1: block b sorts tile b of `in` (THREADS * ITEMS values, fewer in
+// the last tile) into `out`, which may be `in`.
+template <int THREADS, int ITEMS, class T>
+__global__ void __launch_bounds__(THREADS) sortTiles_k(const T* in, T* out, long long n) {
+    // [Q6 begins] ---------------------------------------------------------------
+    // TODO(Q6): sort tile blockIdx.x of `in` into `out`, stably.
+    //
+    // Constraints: the tile's values in __shared__ memory; each thread first
+    //   sorts its own ITEMS values (stably: insertion sort), then rounds merge
+    //   neighbouring runs of ITEMS, 2 ITEMS, ... values as in Part 2's batch
+    //   sort, a thread producing ITEMS outputs of a round instead of one.
+    //   The last tile may be short: threads past its end sort nothing but
+    //   still reach every __syncthreads().
+    (void)in;
+    (void)out;
+    (void)n;
+    // [Q6 ends] -----------------------------------------------------------------
+}
+
+// ---------------------------------------------------------------- host
+
+// [Q5 begins] -------------------------------------------------------------------
+// TODO(Q5): host helpers, if you want some (for example one function that
+//   runs the partition stage, then the merge stage, for any job, so that Q6's
+//   passes reuse it).
+// [Q5 ends] ---------------------------------------------------------------------
+
+template <int THREADS, int ITEMS, class T>
+void mergeLargeImpl(const T* dA, long long nA, const T* dB, long long nB, T* dM) {
+    checkMergeLarge(dA, nA, dB, nB, dM);
+    // [Q5 begins] ---------------------------------------------------------------
+    // TODO(Q5): run the partition stage, then the merge stage, over
+    //   TwoArrays<T>{{dA, nA, dB, nB, dM, 0}}, one block of THREADS threads per
+    //   tile of THREADS * ITEMS outputs. The splits live in temporary device
+    //   memory that must outlast the kernels: Scratch<long long>
+    //   (launch_support.cuh) does that. Nothing to launch when nA + nB == 0.
+    (void)dA;
+    (void)dB;
+    (void)dM;
+    // [Q5 ends] -----------------------------------------------------------------
+}
+
+template <int THREADS, int ITEMS, class T>
+void mergeSortImpl(T* dData, long long n) {
+    checkMergeSort(dData, n);
+    // [Q6 begins] ---------------------------------------------------------------
+    // TODO(Q6): sort dData[0, n) without recursion.
+    //
+    // Goal: dData sorted, stably, for any n (0, 1, odd, more than 2^31).
+    // Constraints: first sortTiles_k, one block per tile; then passes that
+    //   merge neighbouring sorted runs of width tile, 2 tile, 4 tile, ... with
+    //   Q5's two stages over SortPass<T> jobs. Ping-pong between dData and one
+    //   temporary buffer of n values (Scratch<T>), and make sure the result
+    //   ends in dData.
+    // Hint: count the passes first: then you know which buffer sortTiles_k
+    //   must write to so that the last pass ends in dData.
+    (void)dData;
+    // [Q6 ends] -----------------------------------------------------------------
+}
+
+// ---------------------------------------------------------------- launchers (given)
+
+namespace {
+
+struct MergeLargeInt {
+    const int* dA;
+    long long nA;
+    const int* dB;
+    long long nB;
+    int* dM;
+    template <int THREADS, int ITEMS>
+    void operator()() const { mergeLargeImpl<THREADS, ITEMS>(dA, nA, dB, nB, dM); }
+};
+
+struct MergeSortInt {
+    int* dData;
+    long long n;
+    template <int THREADS, int ITEMS>
+    void operator()() const { mergeSortImpl<THREADS, ITEMS>(dData, n); }
+};
+
+}  // namespace
 
 template <class T>
 void mergeLarge(const T* dA, long long nA, const T* dB, long long nB, T* dM) {
-    LAB_REQUIRE(nA >= 0 && nB >= 0, "merge sizes must be >= 0, got |A| = " << nA << ", |B| = " << nB);
-    // TODO(Q5): run the partition stage, then the merge stage, with your default
-    //   shape. The launch does not wait, so temporary memory must live until the
-    //   kernels have run: cudaMallocAsync / cudaFreeAsync on stream 0 do that.
-    (void)dA; (void)dB; (void)dM;
+    mergeLargeImpl<kThreads, kItems>(dA, nA, dB, nB, dM);
 }
 
 template <class T>
 void mergeSort(T* dData, long long n) {
-    LAB_REQUIRE(n >= 0, "the array size must be >= 0, got " << n);
-    // TODO(Q6): sort dData[0, n) without recursion.
-    //
-    // Goal: dData sorted, stably, for any n (0, 1, odd, more than 2^31).
-    // Constraints: first sort each tile inside a block (Part 2's batch sort,
-    //   with several values per thread, a kernel named sortTiles_k, one block
-    //   per tile), then passes that merge neighbouring
-    //   sorted runs of width tile, 2*tile, 4*tile, ... with Q5's two stages.
-    //   Ping-pong between dData and one temporary buffer of n values, and make
-    //   sure the result ends in dData.
-    // Hint: a pass is many merges at once; since 2*width is a multiple of the
-    //   tile, each tile of a pass belongs to exactly one merge, which block t
-    //   can compute from t alone.
-    (void)dData;
+    mergeSortImpl<kThreads, kItems>(dData, n);
 }
 
 void mergeLargeShaped(const int* dA, long long nA, const int* dB, long long nB, int* dM, LaunchShape shape) {
-    // TODO(Q7): run Q5 with the given shape (every one of studyShapes()).
-    //   Kernels templated on THREADS and ITEMS, and one instantiation per shape,
-    //   keep the shape a compile-time constant, as registers need.
-    (void)dA; (void)nA; (void)dB; (void)nB; (void)dM; (void)shape;
+    withShape(shape, MergeLargeInt{dA, nA, dB, nB, dM});
 }
 
-void mergeSortShaped(int* dData, long long n, LaunchShape shape) {
-    // TODO(Q7): run Q6 with the given shape.
-    (void)dData; (void)n; (void)shape;
-}
+void mergeSortShaped(int* dData, long long n, LaunchShape shape) { withShape(shape, MergeSortInt{dData, n}); }
 
 // The graders call these element types.
 template void mergeLarge<int>(const int*, long long, const int*, long long, int*);

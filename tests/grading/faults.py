@@ -46,8 +46,8 @@ FAULTS = [
             "    if (d == 33) out[-(1LL << 40)] = seg[0];\n    out[b.gbx * d + b.tidx] = mergeOutputAt(seg, nA")],
           {"Q3": "partial", "Q4": "full"}),
     Fault("exit", "the Q4 launcher calls exit(0) for large batches",
-          [(P2, '    LAB_REQUIRE(dIn && dOut, "null device pointer passed to sortSmall");',
-            '    LAB_REQUIRE(dIn && dOut, "null device pointer passed to sortSmall");\n    if (N > 100000) exit(0);')],
+          [(P2, "    sortSmall_k<<<shape.blocks, shape.threads>>>",
+            "    if (N > 100000) exit(0);\n    sortSmall_k<<<shape.blocks, shape.threads>>>")],
           {"Q3": "full", "Q4": "partial"}),
     Fault("forged-output", "the Q2 launcher prints a passing summary line and ends the process",
           [(P1, "    mergeSmall_k<<<static_cast<unsigned>(count), d>>>",
@@ -76,10 +76,8 @@ FAULTS = [
             "{\n    (void)shape;\n    mergeSortImpl<kThreads, kItems>(dData, n);\n}")],
           {"Q5": "full", "Q6": "full", "Q7": "zero"}),
     Fault("ignored-threads", "mergeSmallBatch ignores threadsPerBlock",
-          [(P2, "    const int tpb = batchThreadsPerBlock(d, threadsPerBlock);\n"
-                '    LAB_REQUIRE(N >= 0, "the number of pairs N',
-            "    const int tpb = batchThreadsPerBlock(d, threadsPerBlock) * 0 + batchThreadsPerBlock(d);\n"
-            '    LAB_REQUIRE(N >= 0, "the number of pairs N')],
+          [(P2, "    mergeSmallBatch_k<<<shape.blocks, shape.threads>>>",
+            "    const BatchShape mine = batchShape(d, N, 0);\n    mergeSmallBatch_k<<<mine.blocks, mine.threads>>>")],
           {"Q3": "partial", "Q4": "full"}),
     Fault("index32-part1", "Q2's kernel computes pair offsets in 32-bit ints",
           [(P1, "    const size_t pair = blockIdx.x;", "    const int pair = blockIdx.x;")],

@@ -26,7 +26,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import harness as h  # noqa: E402
 
-INSTRUCTOR_FILES = {"tests/grading/faults.py", "tests/grading/selftest.py"}
+INSTRUCTOR_FILES = {"tests/grading/faults.py", "tests/grading/selftest.py", "tests/grading/regions.py"}
 INSTRUCTOR_DIRS = (".ci/",)
 INSTRUCTOR_TEXT = re.compile(r"<!-- instructor-only -->.*?<!-- /instructor-only -->\n?", re.S)
 

@@ -335,6 +335,24 @@ class Faults(unittest.TestCase):
             self.assertTrue(any(v != "full" for v in fault.expect.values()), fault.name)
 
 
+class Regions(unittest.TestCase):
+    @unittest.skipUnless((h.LAB / "part1_merge_path" / "reference.cu").exists(), "a student copy has no reference")
+    def test_skeletons_and_references_differ_only_inside_question_regions(self):
+        import regions
+
+        self.assertEqual(regions.problems(h.LAB), [])
+
+    def test_unbalanced_markers_are_reported(self):
+        import regions
+
+        with self.assertRaises(ValueError):
+            regions.skeleton_view("x\n// [Q1 begins]\ny\n")
+        with self.assertRaises(ValueError):
+            regions.skeleton_view("// [Q1 begins]\n// [Q2 ends]\n")
+        self.assertEqual(regions.skeleton_view("// head\nint a;\n  // [Q5 begins] --\nbody\n  // [Q5 ends]\n"),
+                         ["int a;", "[Q5]"])
+
+
 class Release(unittest.TestCase):
     def test_instructor_files_and_text_stay_out(self):
         self.assertFalse(R.student_file("part1_merge_path/reference.cu"))

@@ -1,0 +1,63 @@
+// Plumbing that every Part 3 implementation shares (given, not part of the
+// questions): temporary device memory that lives until the kernels using it
+// have run, and the dispatch from a run-time LaunchShape to template arguments.
+#pragma once
+
+#include "part3.cuh"
+#include "study_shapes.hpp"
+
+#include "../common/cuda_check.hpp"
+#include "../common/gpu.hpp"
+
+#include <cuda_runtime_api.h>
+
+#include <tuple>
+
+namespace lab {
+
+// n values of temporary device memory, allocated and freed in stream order on
+// stream 0 (cudaMallocAsync / cudaFreeAsync): the launchers return before the
+// kernels run, and the memory stays valid until those kernels are done.
+// Throws lab::Error naming the bytes needed and free when the device is short.
+template <class T>
+class Scratch {
+public:
+    explicit Scratch(long long n) {
+        const std::size_t bytes = static_cast<std::size_t>(n) * sizeof(T);
+        const cudaError_t err = cudaMallocAsync(reinterpret_cast<void**>(&p_), bytes, 0);
+        if (err == cudaErrorMemoryAllocation) {
+            cudaGetLastError();
+            LAB_REQUIRE(false, "not enough device memory for temporary storage: needs "
+                                   << formatBytes(double(bytes)) << ", " << formatBytes(double(freeDeviceBytes()))
+                                   << " free");
+        }
+        CUDA_CHECK(err);
+    }
+    ~Scratch() { cudaFreeAsync(p_, 0); }
+    Scratch(const Scratch&) = delete;
+    Scratch& operator=(const Scratch&) = delete;
+    T* get() const { return p_; }
+
+private:
+    T* p_ = nullptr;
+};
+
+inline long long ceilDiv(long long a, long long b) { return (a + b - 1) / b; }
+
+// Calls f.template operator()<THREADS, ITEMS>() for the study shape that
+// matches `shape`; refuses any other shape.
+template <class F>
+void withShape(LaunchShape shape, F&& f) {
+    const bool found = std::apply(
+        [&](auto... s) {
+            return ((s.threads == shape.threads && s.items == shape.itemsPerThread
+                         ? (f.template operator()<decltype(s)::threads, decltype(s)::items>(), true)
+                         : false) ||
+                    ...);
+        },
+        StudyShapes{});
+    LAB_REQUIRE(found, "launch shape " << shape.threads << " threads x " << shape.itemsPerThread
+                                       << " items is not one of studyShapes()");
+}
+
+}  // namespace lab

@@ -1,0 +1,19 @@
+// The launch shapes of the Q7 study, listed once: as types here, so that a
+// shape can become template arguments (shape_dispatch.cuh), and as values
+// through studyShapes() (shapes.cpp) for the graders and the demo.
+#pragma once
+
+#include <tuple>
+
+namespace lab {
+
+template <int THREADS, int ITEMS>
+struct Shape {
+    static constexpr int threads = THREADS;
+    static constexpr int items = ITEMS;
+};
+
+using StudyShapes = std::tuple<Shape<128, 4>, Shape<128, 8>, Shape<128, 16>, Shape<256, 8>, Shape<256, 16>,
+                               Shape<512, 8>>;
+
+}  // namespace lab

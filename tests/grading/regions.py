@@ -1,0 +1,79 @@
+#!/usr/bin/env python3
+"""Skeleton and reference differ only inside their question regions.
+
+Each student file and its reference mark the code a question asks for between
+`// [Qn begins]` and `// [Qn ends]` lines (same questions, same order). Outside
+them the two files must be the same text, apart from the opening comment, the
+search header's name and the implementation's name (the same translation that
+hands the reference in as student files, faults.reference_submission). So an
+argument check, a message or an instantiation list lives once, in code both
+builds share, and a student's edits outside the regions are never needed.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import harness as h  # noqa: E402
+
+REGION = re.compile(r"^\s*// \[(Q[0-9]+(?:-Q[0-9]+)?) (begins|ends)\]")
+PAIRS = [("part1_merge_path/reference.cu", "part1_merge_path/student.cu"),
+         ("part1_merge_path/reference_search.cuh", "part1_merge_path/student_search.cuh"),
+         ("part2_batch/reference.cu", "part2_batch/student.cu"),
+         ("part3_merge_sort/reference.cu", "part3_merge_sort/student.cu")]
+
+
+def skeleton_view(text: str) -> list[str]:
+    """The lines outside the regions (each region a single `[Qn]` line), without
+    the opening comment block. Raises ValueError on unbalanced markers."""
+    lines = text.splitlines()
+    while lines and lines[0].startswith("//") and not REGION.match(lines[0]):
+        lines.pop(0)
+    out, inside = [], None
+    for number, line in enumerate(lines, 1):
+        m = REGION.match(line)
+        if m and m.group(2) == "begins":
+            if inside:
+                raise ValueError(f"line {number}: [{m.group(1)} begins] inside [{inside}]")
+            inside = m.group(1)
+            out.append(f"[{inside}]")
+        elif m:
+            if inside != m.group(1):
+                raise ValueError(f"line {number}: [{m.group(1)} ends] without its begin")
+            inside = None
+        elif inside is None:
+            out.append(line)
+    if inside:
+        raise ValueError(f"[{inside} begins] is never closed")
+    return out
+
+
+def problems(lab: Path) -> list[str]:
+    import difflib
+
+    import faults
+
+    translated = faults.reference_submission(lab)
+    found = []
+    for ref, stu in PAIRS:
+        try:
+            a = skeleton_view(translated[stu])
+            b = skeleton_view((lab / stu).read_text())
+        except ValueError as err:
+            found.append(f"{ref} / {stu}: {err}")
+            continue
+        if not any(line.startswith("[Q") for line in b):
+            found.append(f"{stu} has no question regions")
+        if a != b:
+            diff = "\n".join(list(difflib.unified_diff(a, b, ref, stu, lineterm="", n=1))[:30])
+            found.append(f"{ref} and {stu} differ outside their question regions:\n{diff}")
+    return found
+
+
+if __name__ == "__main__":
+    issues = problems(h.LAB)
+    print("\n".join(issues) if issues else "skeletons and references differ only inside their question regions")
+    sys.exit(1 if issues else 0)
