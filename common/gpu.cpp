@@ -46,12 +46,6 @@ const GpuInfo& detectGpu() {
     return info;
 }
 
-const GpuInfo& requireGpu() {
-    const GpuInfo& gpu = detectGpu();
-    LAB_REQUIRE(gpu.available, "cannot run on the GPU: " << gpu.reason);
-    return gpu;
-}
-
 std::string formatBytes(double bytes) {
     const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
     int u = 0;

@@ -20,9 +20,6 @@ struct GpuInfo {
 // Probes device 0 once and caches the answer. Never throws.
 const GpuInfo& detectGpu();
 
-// detectGpu(), or throws lab::Error naming the reason.
-const GpuInfo& requireGpu();
-
 // One line for banners: "NVIDIA H100 80GB HBM3 (sm_90, 132 SMs, 79.1 GiB)" or "no GPU: <reason>".
 std::string describeGpu(const GpuInfo& gpu);
 

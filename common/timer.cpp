@@ -13,8 +13,6 @@ namespace {
 Timing summarise(std::vector<double> ms) {
     std::sort(ms.begin(), ms.end());
     Timing t;
-    t.runs = static_cast<int>(ms.size());
-    t.minMs = ms.front();
     t.medianMs = ms[ms.size() / 2];
     return t;
 }

@@ -11,8 +11,6 @@ namespace lab {
 
 struct Timing {
     double medianMs = 0;
-    double minMs = 0;
-    int runs = 0;
 };
 
 // `work` must only enqueue device work on the default stream (no host copies).

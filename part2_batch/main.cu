@@ -114,7 +114,8 @@ void drawIndexMath(const Batch& b, int tpb) {
 // Q4's rounds on one array, mirroring sortSmall_k: runs of w merged pairwise.
 void drawSortRounds(std::vector<int> v) {
     const int d = static_cast<int>(v.size());
-    std::cout << "Batch sort, one array of d = " << d << " (every array of the batch does the same, at once):\n";
+    std::cout << "Batch sort, one array of d = " << d << " (every array of the batch does the same, at once);\n"
+              << "round w merges neighbouring runs of w values into runs of 2w:\n";
     std::cout << "  start  " << segment(v, 0, d, 1) << "\n";
     for (int w = 1; w < d; w *= 2) {
         std::vector<int> next(d);
@@ -124,7 +125,7 @@ void drawSortRounds(std::vector<int> v) {
         }
         v = next;
         char label[16];
-        std::snprintf(label, sizeof label, "  w=%-4d", 2 * w);
+        std::snprintf(label, sizeof label, "  w=%-4d", w);
         std::cout << label << " " << segment(v, 0, d, 2 * w) << "\n";
     }
     std::cout << "\n";

@@ -19,7 +19,7 @@ namespace lab::test {
 template <class T>
 class DeviceInput {
 public:
-    explicit DeviceInput(const std::vector<T>& values) : host_(values), buf_(values.size()) {
+    explicit DeviceInput(const std::vector<T>& values) : host_(values), buf_(values.size()) {  // keeps a copy
         buf_.upload(values);
     }
     const T* data() const { return buf_.data(); }
@@ -33,34 +33,29 @@ public:
     }
 
 private:
-    const std::vector<T>& host_;
+    const std::vector<T> host_;
     DeviceBuffer<T> buf_;
 };
 
 // Uploads A and B, runs `launch(dA, dB, dM)` under the launch trace, then
-// checks the trace against `rules`, the output, and that A and B are unchanged.
+// checks the trace against `rules`, the output, and that A and B are unchanged
+// (`nameB` names the second input in messages: Part 2 passes the splits there).
 template <class T, class U, class Launch>
 Check runMergeCase(const std::vector<T>& A, const std::vector<U>& B, const std::vector<T>& expected,
-                   Launch launch, const std::string& ctx, const std::vector<KernelRule>& rules) {
+                   Launch launch, const std::string& ctx, const std::vector<KernelRule>& rules,
+                   const std::string& nameB = "B") {
     DeviceInput<T> dA(A);
     DeviceInput<U> dB(B);
     DeviceBuffer<T> dM(expected.size());
     if (Check c = tracedCall([&] { launch(dA.data(), dB.data(), dM.data()); }, rules, ctx); !c) return c;
     if (Check c = checkDeviceOutput(dM, expected, ctx); !c) return c;
     if (Check c = dA.unchanged("A", ctx); !c) return c;
-    return dB.unchanged("B", ctx);
+    return dB.unchanged(nameB, ctx);
 }
 
 }  // namespace lab::test
 
 // A failed Check becomes a failed assertion carrying its message.
-#define CHECK_OK(expr)                                        \
-    do {                                                      \
-        const ::lab::Check lab_check_ = (expr);               \
-        if (lab_check_.ok) SUCCEED();                         \
-        else FAIL_CHECK(lab_check_.message);                  \
-    } while (0)
-
 #define REQUIRE_OK(expr)                                      \
     do {                                                      \
         const ::lab::Check lab_check_ = (expr);               \

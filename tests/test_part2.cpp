@@ -73,7 +73,7 @@ Check mergeBatchCase(const std::vector<T>& in, const std::vector<int>& split, in
     return test::runMergeCase(
         in, split, expectedMerges(in, split, d),
         [&](const T* dIn, const int* dSplit, T* dOut) { mergeSmallBatch(dIn, dSplit, dOut, d, N, tpb); }, ctx,
-        batchRules("mergeSmallBatch_k", d, N, tpb));
+        batchRules("mergeSmallBatch_k", d, N, tpb), "split");
 }
 
 template <class T>
@@ -82,7 +82,7 @@ Check sortBatchCase(const std::vector<T>& in, int d, long long N, int tpb, const
     return test::runMergeCase(
         in, none, expectedSorts(in, d),
         [&](const T* dIn, const int*, T* dOut) { sortSmall(dIn, dOut, d, N, tpb); }, ctx,
-        batchRules("sortSmall_k", d, N, tpb));
+        batchRules("sortSmall_k", d, N, tpb), "(none)");
 }
 
 std::string shape(int d, long long N, int tpb, const char* kind) {

@@ -9,6 +9,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 import stat
 import sys
 import tarfile
@@ -52,8 +53,9 @@ class Tables(unittest.TestCase):
             self.assertTrue(q.tests, q.qid)
             self.assertGreater(q.timeout, 0)
             self.assertTrue(0 <= q.sanitizer_penalty <= 1)
-            self.assertIn(f"{q.qid} ", handout)
-            self.assertRegex(handout, rf"\| {q.qid} \|[^\n]*\| {q.points:g} \|")
+            row = next(line for line in handout.splitlines() if line.startswith(f"| {q.qid} |"))
+            cells = [c.strip() for c in re.split(r"(?<!\\)\|", row)[1:-1]]
+            self.assertEqual(cells[3], f"{q.points:g}", f"{q.qid}: the handout's code points")
 
     def test_every_gpu_test_case_says_so_and_large_ones_are_hidden(self):
         for part, _ in h.PARTS:
@@ -302,7 +304,7 @@ class Scoring(unittest.TestCase):
             data = json.loads((Path(tmp) / "results.json").read_text())
             self.assertEqual(data["score"], 0)
             self.assertIn("NOT GRADED: no GPU", data["output"])
-            self.assertIn('"alice",0,20,', (Path(tmp) / "gradebook.csv").read_text())
+            self.assertIn('"alice",0,17.5,', (Path(tmp) / "gradebook.csv").read_text())
 
 
 class Options(unittest.TestCase):
