@@ -58,6 +58,39 @@ void traceSearch(const std::vector<int>& A, const std::vector<int>& B, long long
         (after ? hi : lo) = after ? mid : mid + 1;
     }
     std::cout << "  crossing at (i, j) = (" << lo << ", " << k - lo << ")\n";
+    const int linked = diagonalSearchOnHost(A.data(), static_cast<int>(nA), B.data(), static_cast<int>(nB),
+                                            static_cast<int>(k));
+    std::cout << "  the linked diagonalSearch (" << part1Implementation() << ") returns i = " << linked
+              << (linked == lo ? ": the same crossing\n"
+                               : paint(": a different crossing, so this thread would write a wrong value",
+                                       Colour::Red) + "\n");
+}
+
+// Each thread's crossing by the linked diagonalSearch (the student's, in a
+// student build), next to the merge path's: a wrong search shows here first.
+// Returns how many diagonals disagree.
+int compareSearch(const std::vector<int>& A, const std::vector<int>& B, const std::vector<GridPoint>& points) {
+    std::vector<long long> wrong;
+    for (std::size_t k = 0; k < points.size(); ++k) {
+        const int i = diagonalSearchOnHost(A.data(), static_cast<int>(A.size()), B.data(), static_cast<int>(B.size()),
+                                           static_cast<int>(k));
+        if (i != points[k].i) wrong.push_back(static_cast<long long>(k));
+    }
+    if (wrong.empty()) {
+        std::cout << paint("The linked diagonalSearch finds every one of these crossings.", Colour::Green) << "\n";
+        return 0;
+    }
+    std::cout << paint("The linked diagonalSearch (" + std::string(part1Implementation()) + ") disagrees with the "
+                       "merge path on " + std::to_string(wrong.size()) + " of " + std::to_string(points.size()) +
+                       " diagonals", Colour::Red) << ", first at k = " << wrong[0] << ":\n";
+    for (std::size_t w = 0; w < wrong.size() && w < 8; ++w) {
+        const long long k = wrong[w];
+        const int i = diagonalSearchOnHost(A.data(), static_cast<int>(A.size()), B.data(), static_cast<int>(B.size()),
+                                           static_cast<int>(k));
+        std::cout << "  k = " << k << ": path (" << points[k].i << ", " << points[k].j << "), search (" << i << ", "
+                  << k - i << ")\n";
+    }
+    return static_cast<int>(wrong.size());
 }
 
 void drawExample(const std::vector<int>& A, const std::vector<int>& B, long long thread) {
@@ -93,6 +126,8 @@ void drawExample(const std::vector<int>& A, const std::vector<int>& B, long long
         }
     }
     std::cout << "\nM = " << join(M) << "\n\n";
+    compareSearch(A, B, points);
+    std::cout << "\n";
 }
 
 // One merge on the GPU, checked against the sequential merge path.
