@@ -26,7 +26,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import harness as h  # noqa: E402
 
-INSTRUCTOR_FILES = {"tests/grading/faults.py", "tests/grading/selftest.py", "tests/grading/regions.py"}
+INSTRUCTOR_FILES = {"tests/grading/faults.py", "tests/grading/selftest.py"}
 INSTRUCTOR_DIRS = (".ci/",)
 INSTRUCTOR_TEXT = re.compile(r"<!-- instructor-only -->.*?<!-- /instructor-only -->\n?", re.S)
 
@@ -78,6 +78,10 @@ def check_release(target: Path, arch: str) -> list[str]:
                            capture_output=True, text=True)
     if build.returncode != 0:
         return problems + ["the release does not build:\n" + h.compile_errors(build.stdout + build.stderr)]
+    harness_tests = subprocess.run([sys.executable, "tests/grading/test_harness.py"], cwd=target,
+                                   capture_output=True, text=True)
+    if harness_tests.returncode != 0:
+        problems.append("the grading harness's tests fail in the release:\n" + harness_tests.stderr[-1500:])
     if not (target / "build" / "student" / "test_part1").exists():
         problems.append("the release did not build IMPL=student by default")
         return problems
