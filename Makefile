@@ -141,12 +141,12 @@ GRADE_OPTS = $(if $(TIMEOUT),--timeout '$(TIMEOUT)') $(if $(TIMEOUT_SCALE),--tim
              $(if $(SANITIZE),--sanitize '$(SANITIZE)') $(if $(SEED),--seed '$(SEED)') \
              $(if $(NO_LARGE),--no-large '$(NO_LARGE)') $(if $(GRADE_PARTS),--parts '$(GRADE_PARTS)') \
              $(if $(BUILD_TIMEOUT),--build-timeout '$(BUILD_TIMEOUT)') --arch '$(ARCH)'
-OUT ?= grade-results
+GRADE_OUT ?= grade-results
 GRADES ?= grades
 
-.PHONY: grade grade-all gradescope grade-objects release test-grading
+.PHONY: grade grade-all gradescope grade-objects release
 grade:
-	@$(GRADE) grade $(if $(SUBMISSION),--submission '$(SUBMISSION)') --out '$(OUT)' $(GRADE_OPTS)
+	@$(GRADE) grade $(if $(SUBMISSION),--submission '$(SUBMISSION)') --out '$(GRADE_OUT)' $(GRADE_OPTS)
 
 grade-all:
 	@$(GRADE) grade-all --submissions '$(SUBMISSIONS)' --out '$(GRADES)' $(GRADE_OPTS)
@@ -163,14 +163,10 @@ grade-objects: $(COMMON_OBJS) $(TEST_MAIN) $(BUILD)/test_common \
 release:
 	@python3 tests/grading/release.py --arch '$(ARCH)'
 
-# The harness's own tests (host only: reports, points, manifest, archives, isolation).
-test-grading:
-	@python3 tests/grading/test_harness.py
-
 # ---------------------------------------------------------------- misc
 .PHONY: clean help
 clean:
-	rm -rf $(BUILD) $(PARTS) $(OUT) $(GRADES) dist
+	rm -rf $(BUILD) $(PARTS) $(GRADE_OUT) $(GRADES) dist
 
 help:
 	@echo "make part1|part2|part3  build a part's demo as ./part1, ./part2, ./part3"
@@ -182,7 +178,7 @@ help:
 	@echo "make release          the student copy in dist/lab and dist/lab.tar.gz, checked"
 	@echo "make clean            remove build/ and the demo binaries"
 	@echo "variables: IMPL=reference|student (now $(IMPL)), ARCH=native|sm_90|... (now $(ARCH)), DEBUG=1"
-	@echo "grading:   OUT=dir TIMEOUT=s TIMEOUT_SCALE=x SANITIZE=1 SEED=n NO_LARGE=1 GRADE_PARTS=part1,part2"
+	@echo "grading:   GRADE_OUT=dir TIMEOUT=s TIMEOUT_SCALE=x SANITIZE=1 SEED=n NO_LARGE=1 GRADE_PARTS=part1,part2"
 
 ALL_OBJS := $(COMMON_OBJS) $(TEST_MAIN) $(BUILD)/tests/test_common.o \
             $(foreach p,$(PARTS),$(BUILD)/tests/test_$(p).o) \

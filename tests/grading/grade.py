@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Grades submissions of the lab. The Makefile's entry points call it:
 
-  make grade [SUBMISSION=path] [OUT=dir] [TIMEOUT=s] [SANITIZE=1] [SEED=n]
+  make grade [SUBMISSION=path] [GRADE_OUT=dir] [TIMEOUT=s] [SANITIZE=1] [SEED=n]
   make grade-all SUBMISSIONS=dir [GRADES=dir]
   make gradescope
 
@@ -22,6 +22,7 @@ import sys
 import tempfile
 import threading
 import time
+import zipfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -139,7 +140,7 @@ def prepare_work(submission: Path, base: Path, work: Path) -> h.Submission:
 def grade_one(submission: Path, out: Path, base: Path, opts: Options, student: str, log, gpu_env: dict,
               work: Path | None = None) -> dict:
     """Grades one submission into `out` (report.txt, results.json, gradebook.csv,
-    logs/). Returns the results.json content. `work`: a copy already prepared
+    logs/). Returns summary.json's content. `work`: a copy already prepared
     (prepare_work), kept afterwards; by default a temporary one."""
     out.mkdir(parents=True, exist_ok=True)
     logs = out / "logs"
@@ -371,8 +372,6 @@ def write_gradebook(grades: Path, students) -> None:
 
 def cmd_gradescope(args, _opts) -> int:
     """The Gradescope autograder zip: the pristine lab, setup.sh, run_autograder."""
-    import zipfile
-
     out = Path(args.out).resolve()
     out.parent.mkdir(parents=True, exist_ok=True)
     here = Path(__file__).resolve().parent / "gradescope"

@@ -168,18 +168,8 @@ def collect_submission(path: Path, manifest: list[str]) -> Submission:
     Only regular files are read; links, paths that leave the archive, and files over
     MAX_FILE_BYTES are refused. A missing file is noted; the skeleton stands in."""
     notes: list[str] = []
-    members: dict[str, object] = {}  # clean name -> how to read it
-    readers = {}
     if path.is_dir():
-        for root, dirs, names in os.walk(path):
-            dirs[:] = [d for d in dirs if d not in {".git", "build"}]
-            for n in names:
-                full = Path(root) / n
-                if full.is_symlink() or not full.is_file():
-                    continue
-                rel = full.relative_to(path).as_posix()
-                members[rel] = full
-        readers = {rel: (lambda p=p: p.read_bytes(), p.stat().st_size) for rel, p in members.items()}
+        readers = _folder_readers(path)
     else:
         try:
             readers = _archive_readers(path, notes)
@@ -224,6 +214,19 @@ def suspicious_lines(rel: str, content: bytes, limit: int = 6) -> list[str]:
         if m:
             found.append(f"for a person to look at: {rel}:{number} uses {m.group(0)}")
     return found[:limit] + ([f"... and {len(found) - limit} more such lines in {rel}"] if len(found) > limit else [])
+
+
+# Each reader maps a member's clean relative name to (read it, its size).
+def _folder_readers(path: Path) -> dict:
+    readers = {}
+    for root, dirs, names in os.walk(path):
+        dirs[:] = [d for d in dirs if d not in {".git", "build"}]
+        for n in names:
+            full = Path(root) / n
+            if full.is_symlink() or not full.is_file():
+                continue
+            readers[full.relative_to(path).as_posix()] = (full.read_bytes, full.stat().st_size)
+    return readers
 
 
 def _archive_readers(path: Path, notes: list[str]) -> dict:
