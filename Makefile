@@ -38,8 +38,12 @@ CATCH2_V3 := $(wildcard /usr/include/catch2/catch_test_macros.hpp /usr/local/inc
 CATCH2_V2 := $(wildcard /usr/include/catch2/catch.hpp /usr/local/include/catch2/catch.hpp)
 CATCH_LIBS := $(if $(CATCH2_V3),-lCatch2)
 
-COMMON_OBJS := $(patsubst %.cpp,$(BUILD)/%.o,$(wildcard common/*.cpp))
-TEST_MAIN   := $(BUILD)/tests/main.o $(BUILD)/tests/trace.o $(BUILD)/tests/large_tier.o
+# Objects every build shares go to build/obj; implementation objects to
+# build/reference or build/student, so switching IMPL never mixes them and the
+# two pattern rules below never match the same target.
+OBJ := $(BUILD)/obj
+COMMON_OBJS := $(patsubst %.cpp,$(OBJ)/%.o,$(wildcard common/*.cpp))
+TEST_MAIN   := $(OBJ)/tests/main.o $(OBJ)/tests/trace.o $(OBJ)/tests/large_tier.o
 
 # CUPTI (launch tracing in the graders) ships with the CUDA toolkit; where it
 # lives differs between installs.
@@ -48,38 +52,41 @@ CUPTI_INC := $(firstword $(wildcard $(CUDA_HOME)/extras/CUPTI/include))
 CUPTI_LIB := $(firstword $(wildcard $(CUDA_HOME)/lib64/libcupti.so $(CUDA_HOME)/lib/libcupti.so \
                $(CUDA_HOME)/extras/CUPTI/lib64/libcupti.so $(CUDA_HOME)/targets/*/lib/libcupti.so))
 TEST_LIBS := $(CATCH_LIBS) $(if $(CUPTI_LIB),-L$(dir $(CUPTI_LIB)) -Xlinker -rpath=$(dir $(CUPTI_LIB))) -lcupti
-$(BUILD)/tests/trace.o: HOSTFLAGS += $(if $(CUPTI_INC),-I$(CUPTI_INC))
+$(OBJ)/tests/trace.o: HOSTFLAGS += $(if $(CUPTI_INC),-I$(CUPTI_INC))
 
 # ---------------------------------------------------------------- compile
-$(BUILD)/%.o: %.cpp
+$(OBJ)/%.o: %.cpp
 	@mkdir -p $(@D)
 	$(NVCC) $(HOSTFLAGS) -c $< -o $@
 
-# demo drivers do not depend on IMPL
-$(BUILD)/%.o: %.cu
+$(OBJ)/%.o: %.cu
 	@mkdir -p $(@D)
 	$(NVCC) $(CUFLAGS) -c $< -o $@
 
-# implementation files, one object per IMPL so switching never mixes them
 $(BUILD)/$(IMPL)/%.o: %.cu
 	@mkdir -p $(@D)
 	$(NVCC) $(CUFLAGS) -c $< -o $@
 
 # ---------------------------------------------------------------- parts
-# Each part: its implementation object (reference or student), the objects
-# every build of it links, and the demo's own extra objects.
-PART1_IMPL := $(BUILD)/$(IMPL)/part1_merge_path/$(IMPL).o
-PART1_OBJS := $(BUILD)/part1_merge_path/small_merge_checks.o
-PART1_DEMO :=
-PART2_IMPL := $(BUILD)/$(IMPL)/part2_batch/$(IMPL).o
-PART2_OBJS := $(BUILD)/part2_batch/batch_shape.o
-PART2_DEMO := $(BUILD)/part2_batch/bench_peers.o
-PART3_IMPL := $(BUILD)/$(IMPL)/part3_merge_sort/$(IMPL).o
-PART3_OBJS := $(BUILD)/part3_merge_sort/shapes.o
-PART3_DEMO := $(BUILD)/part3_merge_sort/bench_peers.o
+# Each part, once: its folder, the shared objects every build of it links
+# (argument checks, shapes), and the demo's own objects besides main.o.
+PARTS := part1 part2 part3
+part1_DIR  := part1_merge_path
+part1_OBJS := small_merge_checks.o
+part1_DEMO := drawing.o
+part2_DIR  := part2_batch
+part2_OBJS := batch_shape.o
+part2_DEMO := drawing.o bench_peers.o
+part3_DIR  := part3_merge_sort
+part3_OBJS := shapes.o
+part3_DEMO := drawing.o bench_peers.o
+
+# $(call objs,part,LIST): the objects of LIST in the part's folder.
+objs = $(addprefix $(OBJ)/$($(1)_DIR)/,$($(1)_$(2)))
+impl = $(BUILD)/$(IMPL)/$($(1)_DIR)/$(IMPL).o
 
 define part_rules
-$(BUILD)/$(IMPL)/$(1): $(BUILD)/$(2)/main.o $$($(3)_DEMO) $$($(3)_IMPL) $$($(3)_OBJS) $$(COMMON_OBJS)
+$(BUILD)/$(IMPL)/$(1): $(OBJ)/$($(1)_DIR)/main.o $(call objs,$(1),DEMO) $(call impl,$(1)) $(call objs,$(1),OBJS) $$(COMMON_OBJS)
 	$$(NVCC) $$(CUFLAGS) $$^ -o $$@ $$(LDFLAGS)
 
 .PHONY: $(1)
@@ -87,17 +94,13 @@ $(1): $(BUILD)/$(IMPL)/$(1)
 	@cp $$< $$@
 	@echo "built ./$(1) ($$(IMPL)); run it with ./$(1) (./$(1) --help for options)"
 
-$(BUILD)/$(IMPL)/test_$(1): $$(TEST_MAIN) $(BUILD)/tests/test_$(1).o $$($(3)_IMPL) $$($(3)_OBJS) $$(COMMON_OBJS)
+$(BUILD)/$(IMPL)/test_$(1): $$(TEST_MAIN) $(OBJ)/tests/test_$(1).o $(call impl,$(1)) $(call objs,$(1),OBJS) $$(COMMON_OBJS)
 	$$(NVCC) $$(CUFLAGS) $$^ -o $$@ $$(TEST_LIBS)
 endef
-
-$(eval $(call part_rules,part1,part1_merge_path,PART1))
-$(eval $(call part_rules,part2,part2_batch,PART2))
-$(eval $(call part_rules,part3,part3_merge_sort,PART3))
-PARTS := part1 part2 part3
+$(foreach p,$(PARTS),$(eval $(call part_rules,$(p))))
 
 # ---------------------------------------------------------------- tests
-$(BUILD)/test_common: $(TEST_MAIN) $(BUILD)/tests/test_common.o $(COMMON_OBJS)
+$(BUILD)/test_common: $(TEST_MAIN) $(OBJ)/tests/test_common.o $(COMMON_OBJS)
 	$(NVCC) -arch=$(ARCH) $^ -o $@ $(TEST_LIBS)
 
 GPU_TEST_BINS := $(foreach p,$(PARTS),$(BUILD)/$(IMPL)/test_$(p))
@@ -156,7 +159,7 @@ gradescope:
 
 # Everything a submission's copy shares with the lab, built once per grading run.
 grade-objects: $(COMMON_OBJS) $(TEST_MAIN) $(BUILD)/test_common \
-               $(foreach p,$(PARTS),$(BUILD)/tests/test_$(p).o) $(PART1_OBJS) $(PART2_OBJS) $(PART3_OBJS)
+               $(foreach p,$(PARTS),$(OBJ)/tests/test_$(p).o $(call objs,$(p),OBJS))
 
 # The student copy in dist/lab and dist/lab.tar.gz, then checked: it builds,
 # and its graders fail exactly the questions' tests.
@@ -180,8 +183,7 @@ help:
 	@echo "variables: IMPL=reference|student (now $(IMPL)), ARCH=native|sm_90|... (now $(ARCH)), DEBUG=1"
 	@echo "grading:   GRADE_OUT=dir TIMEOUT=s TIMEOUT_SCALE=x SANITIZE=1 SEED=n NO_LARGE=1 GRADE_PARTS=part1,part2"
 
-ALL_OBJS := $(COMMON_OBJS) $(TEST_MAIN) $(BUILD)/tests/test_common.o \
-            $(foreach p,$(PARTS),$(BUILD)/tests/test_$(p).o) \
-            $(foreach P,PART1 PART2 PART3,$($(P)_IMPL) $($(P)_OBJS) $($(P)_DEMO)) \
-            $(BUILD)/part1_merge_path/main.o $(BUILD)/part2_batch/main.o $(BUILD)/part3_merge_sort/main.o
+ALL_OBJS := $(COMMON_OBJS) $(TEST_MAIN) $(OBJ)/tests/test_common.o \
+            $(foreach p,$(PARTS),$(OBJ)/tests/test_$(p).o $(call impl,$(p)) $(call objs,$(p),OBJS) \
+                                 $(call objs,$(p),DEMO) $(OBJ)/$($(p)_DIR)/main.o)
 -include $(ALL_OBJS:.o=.d)

@@ -29,7 +29,7 @@ std::string padLeft(const std::string& s, std::size_t width) {
 }  // namespace
 
 void drawMergeGrid(std::ostream& out, const std::vector<int>& A, const std::vector<int>& B,
-                   const std::vector<long long>& diagonals) {
+                   const std::vector<long long>& diagonals, const std::vector<GridPoint>& found) {
     std::ostringstream os;
     const long long nA = static_cast<long long>(A.size()), nB = static_cast<long long>(B.size());
     std::vector<Step> steps;
@@ -46,6 +46,19 @@ void drawMergeGrid(std::ostream& out, const std::vector<int>& A, const std::vect
     }
     const auto marked = [&](long long i, long long j) {
         return std::find(diagonals.begin(), diagonals.end(), i + j) != diagonals.end();
+    };
+    const auto isFound = [&](long long i, long long j) {
+        return std::any_of(found.begin(), found.end(), [&](GridPoint p) { return p.i == i && p.j == j; });
+    };
+    // The mark of point (i, j): '@' where a marked diagonal meets the path (or,
+    // given `found`, where a found crossing is on the path), 'X' where a found
+    // crossing is off the path, '/' elsewhere on a marked diagonal.
+    const auto mark = [&](long long i, long long j) {
+        if (!found.empty() && isFound(i, j))
+            return onPath[i][j] ? paint("@", Colour::Magenta) : paint("X", Colour::Red);
+        if (onPath[i][j])
+            return found.empty() && marked(i, j) ? paint("@", Colour::Magenta) : paint("o", Colour::Yellow);
+        return marked(i, j) ? paint("/", Colour::Cyan) : paint(".", Colour::Dim);
     };
 
     // Row labels "A[12]=-345 " all get the same width.
@@ -64,8 +77,7 @@ void drawMergeGrid(std::ostream& out, const std::vector<int>& A, const std::vect
         // Points of grid row i and the rightward steps between them.
         os << margin;
         for (long long j = 0; j <= nB; ++j) {
-            if (onPath[i][j]) os << paint(marked(i, j) ? "@" : "o", marked(i, j) ? Colour::Magenta : Colour::Yellow);
-            else os << (marked(i, j) ? paint("/", Colour::Cyan) : paint(".", Colour::Dim));
+            os << mark(i, j);
             if (j < nB) os << (right[i][j] ? paint("---", Colour::Yellow) : "   ");
         }
         os << "\n";
@@ -75,7 +87,7 @@ void drawMergeGrid(std::ostream& out, const std::vector<int>& A, const std::vect
         for (long long j = 0; j <= nB; ++j) {
             os << (down[i][j] ? paint("|", Colour::Yellow) : " ");
             if (j < nB) {
-                const bool aFirst = !(B[j] < A[i]);
+                const bool aFirst = !bGoesFirst(B[j], A[i]);
                 os << " " << (aFirst ? paint("1", Colour::Green) : paint("0", Colour::Dim)) << " ";
             }
         }

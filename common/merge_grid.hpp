@@ -8,7 +8,13 @@
 // Diagonals listed in `diagonals` are drawn through the grid ('/' on points
 // off the path, '@' where the path crosses them): Part 1 marks one thread's
 // diagonal, Part 3 the tile boundaries of the partition stage.
+//
+// `found`, when given, is where the linked code (a diagonal search, a
+// partition kernel) says the path crosses those diagonals: '@' marks a found
+// crossing that is on the path, a red 'X' one that is not (a wrong search).
 #pragma once
+
+#include "merge_path_host.hpp"
 
 #include <cstddef>
 #include <ostream>
@@ -19,6 +25,6 @@ namespace lab {
 constexpr std::size_t kMaxDrawnSide = 40;
 
 void drawMergeGrid(std::ostream& os, const std::vector<int>& A, const std::vector<int>& B,
-                   const std::vector<long long>& diagonals);
+                   const std::vector<long long>& diagonals, const std::vector<GridPoint>& found = {});
 
 }  // namespace lab

@@ -8,6 +8,8 @@
 // keys A goes first, so the merge is stable.
 #pragma once
 
+#include "merge_rule.hpp"
+
 #include <cstddef>
 #include <vector>
 
@@ -22,8 +24,8 @@ std::vector<T> mergePathSequential(const std::vector<T>& A, const std::vector<T>
     M.reserve(A.size() + B.size());
     std::size_t i = 0, j = 0;
     while (i + j < A.size() + B.size()) {
-        // Take A[i] unless A is used up or B[j] is strictly smaller (ties take A).
-        const bool down = j == B.size() || (i < A.size() && !(B[j] < A[i]));
+        // Take A[i] unless A is used up or B[j] is strictly smaller (merge_rule.hpp).
+        const bool down = takesA(A.data(), A.size(), B.data(), B.size(), i, j);
         M.push_back(down ? A[i++] : B[j++]);
         if (path != nullptr) path->push_back(down ? Step::Down : Step::Right);
     }

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
+#include <string>
 #include <unistd.h>
 
 namespace lab {
@@ -43,6 +44,19 @@ bool gpuReadyOrSayWhy() {
     const GpuInfo& gpu = detectGpu();
     if (!gpu.available) std::cout << paint("The GPU part cannot run: ", Colour::Red) << gpu.reason << "\n";
     return gpu.available;
+}
+
+namespace {
+bool stepping = false;
+}
+
+void setStepping(bool on) { stepping = on; }
+
+void pauseStep() {
+    if (!stepping) return;
+    std::cout << paint("  [Enter: next step]", Colour::Dim) << std::flush;
+    std::string line;
+    if (!std::getline(std::cin, line)) stepping = false;
 }
 
 }  // namespace lab

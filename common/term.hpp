@@ -26,4 +26,10 @@ bool printCheck(const Check& c, const std::string& what);
 // Whether the GPU part of a demo can run; if not, says why.
 bool gpuReadyOrSayWhy();
 
+// --step: when on, pauseStep() waits for Enter between the steps of a drawing
+// (a probe of a search, a round of a sort), so that a lecturer can talk
+// through them. Off by default; at the end of input it stops pausing.
+void setStepping(bool on);
+void pauseStep();
+
 }  // namespace lab

@@ -8,7 +8,7 @@
 // the crossing in O(log min(|A|, |B|)) steps without walking the path.
 #pragma once
 
-#include "../common/hd.hpp"
+#include "../common/merge_rule.hpp"
 
 namespace lab {
 
@@ -27,7 +27,7 @@ LAB_HD Size diagonalSearch(const T* A, Size nA, const T* B, Size nB, Size k) {
     // Only mid < hi is probed, so A[mid] and B[k-1-mid] always exist.
     while (lo < hi) {
         const Size mid = lo + (hi - lo) / 2;  // no overflow, unlike (lo + hi) / 2
-        if (B[k - 1 - mid] < A[mid]) hi = mid;
+        if (bGoesFirst(B[k - 1 - mid], A[mid])) hi = mid;
         else lo = mid + 1;
     }
     return lo;
@@ -43,8 +43,7 @@ LAB_HD T mergeOutputAt(const T* A, Size nA, const T* B, Size nB, Size k) {
     const Size i = diagonalSearch(A, nA, B, nB, k);
     const Size j = k - i;
     // Down (output A[i]) unless A is used up or B[j] is strictly smaller.
-    const bool takeA = j >= nB || (i < nA && !(B[j] < A[i]));
-    return takeA ? A[i] : B[j];
+    return takesA(A, nA, B, nB, i, j) ? A[i] : B[j];
     // [Q1 ends] -----------------------------------------------------------------
 }
 

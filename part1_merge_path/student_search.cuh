@@ -2,7 +2,7 @@
 // once here and reuse it everywhere.
 #pragma once
 
-#include "../common/hd.hpp"
+#include "../common/merge_rule.hpp"
 
 namespace lab {
 
@@ -17,9 +17,10 @@ LAB_HD Size diagonalSearch(const T* A, Size nA, const T* B, Size nB, Size k) {
     //
     // Goal: return the i of the crossing point (i, k - i). Equivalently, the
     //   number of values of A among the first k outputs of the merge.
-    // Constraints: O(log) comparisons, no loop over the whole diagonal; use only
-    //   operator< on T (Tagged compares keys only); ties go to A (stable merge):
-    //   on equal keys A[i] comes out before B[j]; the midpoint must not overflow.
+    // Constraints: O(log) comparisons, no loop over the whole diagonal; compare
+    //   with bGoesFirst(b, a) (common/merge_rule.hpp: b < a, so ties go to A
+    //   and the merge is stable; Tagged compares keys only); the midpoint must
+    //   not overflow.
     // Hint: only part of the diagonal lies inside the grid: i runs from
     //   max(0, k - nB) to min(k, nA). Along it, "A[i] is not among the first k"
     //   is false, false, ..., true, true: compare A[i] with B[k - 1 - i].
@@ -39,7 +40,8 @@ LAB_HD T mergeOutputAt(const T* A, Size nA, const T* B, Size nB, Size k) {
     // Goal: M[k] for the stable merge M of A and B, 0 <= k < nA + nB.
     // Constraints: one diagonal search, then one comparison; ties go to A.
     // Hint: from the crossing (i, j) the path steps down (outputs A[i]) unless
-    //   A is used up (i == nA) or B[j] < A[i]; mind j == nB.
+    //   A is used up (i == nA) or B[j] < A[i]; mind j == nB. takesA
+    //   (common/merge_rule.hpp) is that rule.
     // Until then it returns A followed by B, unmerged.
     return k < nA ? A[k] : B[k - nA];
     // [Q1 ends] -----------------------------------------------------------------

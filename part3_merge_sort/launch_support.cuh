@@ -1,6 +1,7 @@
 // Plumbing that every Part 3 implementation shares (given, not part of the
 // questions): temporary device memory that lives until the kernels using it
-// have run, and the dispatch from a run-time LaunchShape to template arguments.
+// have run, an index range, and the dispatch from a run-time LaunchShape to
+// template arguments.
 #pragma once
 
 #include "part3.cuh"
@@ -43,6 +44,12 @@ private:
 };
 
 inline long long ceilDiv(long long a, long long b) { return (a + b - 1) / b; }
+
+// The indices [begin, end) of an array: a tile's slice of A, or of B.
+struct Range {
+    long long begin, end;
+    __host__ __device__ long long size() const { return end - begin; }
+};
 
 // Calls f.template operator()<THREADS, ITEMS>() for the study shape that
 // matches `shape`; refuses any other shape.

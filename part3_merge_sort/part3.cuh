@@ -45,6 +45,11 @@ void mergeLarge(const T* dA, long long nA, const T* dB, long long nB, T* dM);
 template <class T>
 void mergeSort(T* dData, long long n);
 
+// The partition stage of Q5 alone, for the demo's drawing: dSplits[t] = how
+// many values of A precede output t * tile of the merge, for every tile t of
+// ceil((nA + nB) / tile), by this build's partition_k. Given (shared plumbing).
+void mergePartition(const int* dA, long long nA, const int* dB, long long nB, int tile, long long* dSplits);
+
 // Q7: the same with a chosen launch shape (one of studyShapes()), for int keys.
 void mergeLargeShaped(const int* dA, long long nA, const int* dB, long long nB, int* dM, LaunchShape shape);
 void mergeSortShaped(int* dData, long long n, LaunchShape shape);

@@ -31,10 +31,10 @@ constexpr int kItems = 8;
 
 // ---------------------------------------------------------------- jobs
 
-// The merge that tile t belongs to: inputs A, B, output M, and k0, the
-// tile's first diagonal counted from the start of that merge.
+// The merge that tile t belongs to (inputs A, B, output M) and k0, the
+// tile's first output (its first diagonal) counted from that merge's start.
 template <class T>
-struct MergeWindow {
+struct TileMerge {
     const T* A;
     long long nA;
     const T* B;
@@ -46,23 +46,23 @@ struct MergeWindow {
 // Q5: one merge of two arrays; tile t starts at diagonal t * tile.
 template <class T>
 struct TwoArrays {
-    MergeWindow<T> whole;  // k0 unused
-    __device__ MergeWindow<T> window(long long t, int tile) const {
-        MergeWindow<T> w = whole;
-        w.k0 = t * tile;
-        return w;
+    TileMerge<T> whole;  // k0 unused
+    __device__ TileMerge<T> mergeOf(long long t, int tile) const {
+        TileMerge<T> m = whole;
+        m.k0 = t * tile;
+        return m;
     }
 };
 
 // Q6: one pass of the sort: neighbouring sorted runs of `width` values of src
 // are merged pairwise into dst. 2 * width is a multiple of the tile, so no
-// tile straddles two merges: window(t) is the merge that tile t belongs to.
+// tile straddles two merges: mergeOf(t) is the merge that tile t belongs to.
 template <class T>
 struct SortPass {
     const T* src;
     T* dst;
     long long n, width;
-    __device__ MergeWindow<T> window(long long t, int tile) const {
+    __device__ TileMerge<T> mergeOf(long long t, int tile) const {
         // [Q6 begins] -----------------------------------------------------------
         const long long first = t * tile;
         const long long start = first / (2 * width) * (2 * width);
@@ -76,14 +76,14 @@ struct SortPass {
 // ---------------------------------------------------------------- kernels
 
 // Partition stage: splits[t] = how many of A's values precede tile t's first
-// output (job.window(t, tile)), one thread per tile.
+// output in its merge (job.mergeOf(t, tile)), one thread per tile.
 template <class Job>
 __global__ void partition_k(Job job, int tile, long long numTiles, long long* splits) {
     // [Q5 begins] ---------------------------------------------------------------
     const long long t = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x;
     if (t >= numTiles) return;
-    const auto w = job.window(t, tile);
-    splits[t] = diagonalSearch(w.A, w.nA, w.B, w.nB, w.k0);
+    const auto m = job.mergeOf(t, tile);
+    splits[t] = diagonalSearch(m.A, m.nA, m.B, m.nB, m.k0);
     // [Q5 ends] -----------------------------------------------------------------
 }
 
@@ -95,37 +95,37 @@ __device__ void mergeRun(const T* sA, int nA, const T* sB, int nB, int i, int j,
 #pragma unroll
     for (int r = 0; r < ITEMS; ++r) {
         if (r < count) {
-            const bool takeA = j >= nB || (i < nA && !(sB[j] < sA[i]));
-            v[r] = takeA ? sA[i++] : sB[j++];
+            v[r] = takesA(sA, nA, sB, nB, i, j) ? sA[i++] : sB[j++];
         }
     }
 }
 // [Q5 ends] ---------------------------------------------------------------------
 
-// Merge stage: block t merges tile t of job.window(t, THREADS * ITEMS), its
-// first split in A in splits[t] (and its end in splits[t + 1], unless the
-// tile ends its merge).
+// Merge stage: block t merges tile t of job.mergeOf(t, THREADS * ITEMS). Its
+// slice of A begins at splits[t] and ends at splits[t + 1], unless the tile
+// ends its merge.
 template <int THREADS, int ITEMS, class T, class Job>
 __global__ void __launch_bounds__(THREADS) mergeTiles_k(Job job, const long long* splits) {
     // [Q5 begins] ---------------------------------------------------------------
     constexpr int TILE = THREADS * ITEMS;
     __shared__ T s[TILE];
     const long long t = blockIdx.x;
-    const MergeWindow<T> w = job.window(t, TILE);
+    const TileMerge<T> m = job.mergeOf(t, TILE);
 
-    // Step 1: the tile's outputs [k0, k1) come from A[a0, a1) and B[b0, ...).
-    // The next tile's split ends ours, unless ours ends its merge.
-    const long long n = w.nA + w.nB;
-    const long long k1 = min(w.k0 + TILE, n);
-    const long long a0 = splits[t];
-    const long long a1 = k1 == n ? w.nA : splits[t + 1];
-    const long long b0 = w.k0 - a0;
-    const int len = static_cast<int>(k1 - w.k0);
-    const int lenA = static_cast<int>(a1 - a0);
+    // Step 1: the tile's outputs [k0, k1) of its merge come from its slices
+    // a of A and b of B. The next tile's split ends ours, unless ours ends
+    // its merge.
+    const long long n = m.nA + m.nB;
+    const long long k1 = min(m.k0 + TILE, n);
+    const Range a{splits[t], k1 == n ? m.nA : splits[t + 1]};
+    const Range b{m.k0 - a.begin, k1 - a.end};
+    const int lenA = static_cast<int>(a.size());
+    const int len = lenA + static_cast<int>(b.size());
     const int lenB = len - lenA;
 
-    // Step 2: stage both windows: s[0, lenA) from A, s[lenA, len) from B.
-    for (int x = threadIdx.x; x < len; x += THREADS) s[x] = x < lenA ? w.A[a0 + x] : w.B[b0 + x - lenA];
+    // Step 2: load both slices into shared memory: s[0, lenA) from A,
+    // s[lenA, len) from B, consecutive threads at consecutive addresses.
+    for (int x = threadIdx.x; x < len; x += THREADS) s[x] = x < lenA ? m.A[a.begin + x] : m.B[b.begin + x - lenA];
     __syncthreads();
 
     // Step 3: this thread's outputs [kk, kk + ITEMS) of the tile, from the
@@ -141,12 +141,12 @@ __global__ void __launch_bounds__(THREADS) mergeTiles_k(Job job, const long long
     for (int r = 0; r < ITEMS; ++r)
         if (kk + r < len) s[kk + r] = v[r];
     __syncthreads();
-    for (int x = threadIdx.x; x < len; x += THREADS) w.M[w.k0 + x] = s[x];
+    for (int x = threadIdx.x; x < len; x += THREADS) m.M[m.k0 + x] = s[x];
     // [Q5 ends] -----------------------------------------------------------------
 }
 
-// Q6 stage 1: block b sorts tile b of `in` (THREADS * ITEMS values, fewer in
-// the last tile) into `out`, which may be `in`.
+// Q6, phase 1 (tile sort): block b sorts tile b of `in` (THREADS * ITEMS
+// values, fewer in the last tile) into `out`, which may be `in`.
 template <int THREADS, int ITEMS, class T>
 __global__ void __launch_bounds__(THREADS) sortTiles_k(const T* in, T* out, long long n) {
     // [Q6 begins] ---------------------------------------------------------------
@@ -155,7 +155,7 @@ __global__ void __launch_bounds__(THREADS) sortTiles_k(const T* in, T* out, long
     const long long base = blockIdx.x * static_cast<long long>(TILE);
     const int len = static_cast<int>(min(static_cast<long long>(TILE), n - base));
 
-    // Step 1: stage the tile, coalesced.
+    // Step 1: load the tile, coalesced.
     for (int x = threadIdx.x; x < len; x += THREADS) buf[0][x] = in[base + x];
     __syncthreads();
 
@@ -239,17 +239,17 @@ void mergeSortImpl(T* dData, long long n) {
     Scratch<T> temp(n);
 
     // Which buffer holds the result: each pass moves the data to the other
-    // buffer, so with an odd number of passes stage 1 writes its sorted tiles
+    // buffer, so with an odd number of passes phase 1 writes its sorted tiles
     // to temp, and the last pass lands in dData either way.
     int passes = 0;
     for (long long width = TILE; width < n; width *= 2) ++passes;
     T* src = passes % 2 ? temp.get() : dData;
     T* dst = passes % 2 ? dData : temp.get();
 
-    // Stage 1: sorted runs of one tile each.
+    // Phase 1: sorted runs of one tile each.
     sortTiles_k<THREADS, ITEMS><<<static_cast<unsigned>(numTiles), THREADS>>>(dData, src, n);
     CUDA_CHECK_LAUNCH("sortTiles_k");
-    // Stage 2: passes of the large merge, runs of TILE, 2*TILE, ... until one run.
+    // Phase 2: passes of the large merge, runs of TILE, 2*TILE, ... until one run.
     for (long long width = TILE; width < n; width *= 2) {
         runMerge<THREADS, ITEMS, T>(SortPass<T>{src, dst, n, width}, numTiles);
         std::swap(src, dst);
@@ -295,6 +295,17 @@ void mergeLargeShaped(const int* dA, long long nA, const int* dB, long long nB, 
 }
 
 void mergeSortShaped(int* dData, long long n, LaunchShape shape) { withShape(shape, MergeSortInt{dData, n}); }
+
+void mergePartition(const int* dA, long long nA, const int* dB, long long nB, int tile, long long* dSplits) {
+    checkMergeLarge(dA, nA, dB, nB, dSplits);
+    LAB_REQUIRE(tile > 0, "tile must be positive, not " << tile);
+    const long long numTiles = ceilDiv(nA + nB, tile);
+    if (numTiles == 0) return;
+    LAB_REQUIRE(numTiles <= INT_MAX, "too many tiles (" << numTiles << ") for one grid");
+    partition_k<<<static_cast<unsigned>(ceilDiv(numTiles, 256)), 256>>>(TwoArrays<int>{{dA, nA, dB, nB, nullptr, 0}},
+                                                                         tile, numTiles, dSplits);
+    CUDA_CHECK_LAUNCH("partition_k");
+}
 
 // The graders call these element types.
 template void mergeLarge<int>(const int*, long long, const int*, long long, int*);

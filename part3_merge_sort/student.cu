@@ -27,10 +27,10 @@ constexpr int kItems = 4;
 
 // ---------------------------------------------------------------- jobs
 
-// The merge that tile t belongs to: inputs A, B, output M, and k0, the
-// tile's first diagonal counted from the start of that merge.
+// The merge that tile t belongs to (inputs A, B, output M) and k0, the
+// tile's first output (its first diagonal) counted from that merge's start.
 template <class T>
-struct MergeWindow {
+struct TileMerge {
     const T* A;
     long long nA;
     const T* B;
@@ -42,23 +42,23 @@ struct MergeWindow {
 // Q5: one merge of two arrays; tile t starts at diagonal t * tile.
 template <class T>
 struct TwoArrays {
-    MergeWindow<T> whole;  // k0 unused
-    __device__ MergeWindow<T> window(long long t, int tile) const {
-        MergeWindow<T> w = whole;
-        w.k0 = t * tile;
-        return w;
+    TileMerge<T> whole;  // k0 unused
+    __device__ TileMerge<T> mergeOf(long long t, int tile) const {
+        TileMerge<T> m = whole;
+        m.k0 = t * tile;
+        return m;
     }
 };
 
 // Q6: one pass of the sort: neighbouring sorted runs of `width` values of src
 // are merged pairwise into dst. 2 * width is a multiple of the tile, so no
-// tile straddles two merges: window(t) is the merge that tile t belongs to.
+// tile straddles two merges: mergeOf(t) is the merge that tile t belongs to.
 template <class T>
 struct SortPass {
     const T* src;
     T* dst;
     long long n, width;
-    __device__ MergeWindow<T> window(long long t, int tile) const {
+    __device__ TileMerge<T> mergeOf(long long t, int tile) const {
         // [Q6 begins] -----------------------------------------------------------
         // TODO(Q6): the merge that tile t of this pass belongs to.
         //
@@ -78,14 +78,14 @@ struct SortPass {
 // ---------------------------------------------------------------- kernels
 
 // Partition stage: splits[t] = how many of A's values precede tile t's first
-// output (job.window(t, tile)), one thread per tile.
+// output in its merge (job.mergeOf(t, tile)), one thread per tile.
 template <class Job>
 __global__ void partition_k(Job job, int tile, long long numTiles, long long* splits) {
     // [Q5 begins] ---------------------------------------------------------------
     // TODO(Q5): the partition stage, one thread per tile.
     //
     // Goal: splits[t] = how many values of A precede output k0 of tile t's
-    //   window (job.window(t, tile)): the diagonal search on the arrays in
+    //   merge (job.mergeOf(t, tile)): the diagonal search on the arrays in
     //   global memory, with 64-bit sizes.
     // Constraints: threads with t >= numTiles do nothing.
     (void)job;
@@ -97,36 +97,39 @@ __global__ void partition_k(Job job, int tile, long long numTiles, long long* sp
 
 // [Q5 begins] -------------------------------------------------------------------
 // TODO(Q5): device helpers of the merge stage, if you want some (for example
-//   a thread's sequential merge of ITEMS outputs into registers).
+//   a thread's sequential merge of ITEMS outputs into registers, stepping
+//   with takesA from common/merge_rule.hpp).
 // [Q5 ends] ---------------------------------------------------------------------
 
-// Merge stage: block t merges tile t of job.window(t, THREADS * ITEMS), its
-// first split in A in splits[t] (and its end in splits[t + 1], unless the
-// tile ends its merge).
+// Merge stage: block t merges tile t of job.mergeOf(t, THREADS * ITEMS). Its
+// slice of A begins at splits[t] and ends at splits[t + 1], unless the tile
+// ends its merge.
 template <int THREADS, int ITEMS, class T, class Job>
 __global__ void __launch_bounds__(THREADS) mergeTiles_k(Job job, const long long* splits) {
     // [Q5 begins] ---------------------------------------------------------------
     // TODO(Q5): the merge stage: block t merges tile t.
     //
-    // Goal: outputs [k0, min(k0 + tile, nA + nB)) of the window's merge, into
-    //   window.M, stable.
+    // Goal: outputs [k0, min(k0 + tile, nA + nB)) of the tile's merge
+    //   (job.mergeOf(t, tile)), into its M, stable.
     // Constraints: load the tile's slices of A and B into __shared__ memory
     //   (coalesced: consecutive threads read consecutive addresses); each
     //   thread produces ITEMS consecutive outputs, starting where its diagonal
     //   of the tile meets the path (a search in shared memory) and then merging
     //   sequentially; correct when a slice of A or B is empty.
-    // Hint: the tile's slice of A starts at splits[t] and ends where the next
-    //   tile's starts, splits[t + 1], unless this tile ends its merge: then it
-    //   ends at the merge's nA. (In a sort pass, the last tile of every merge
-    //   is such a tile.) Write the outputs through shared memory too, so that
-    //   the stores to global memory are coalesced.
+    // Hint: the tile's slice of A (a Range, launch_support.cuh) begins at
+    //   splits[t] and ends where the next tile's begins, splits[t + 1], unless
+    //   this tile ends its merge: then it ends at the merge's nA. (In a sort
+    //   pass, the last tile of every merge is such a tile.) Its slice of B
+    //   follows from the diagonals: outputs = slice of A + slice of B. Write
+    //   the outputs through shared memory too, so that the stores to global
+    //   memory are coalesced.
     (void)job;
     (void)splits;
     // [Q5 ends] -----------------------------------------------------------------
 }
 
-// Q6 stage 1: block b sorts tile b of `in` (THREADS * ITEMS values, fewer in
-// the last tile) into `out`, which may be `in`.
+// Q6, phase 1 (tile sort): block b sorts tile b of `in` (THREADS * ITEMS
+// values, fewer in the last tile) into `out`, which may be `in`.
 template <int THREADS, int ITEMS, class T>
 __global__ void __launch_bounds__(THREADS) sortTiles_k(const T* in, T* out, long long n) {
     // [Q6 begins] ---------------------------------------------------------------
@@ -174,7 +177,7 @@ void mergeSortImpl(T* dData, long long n) {
     // TODO(Q6): sort dData[0, n) without recursion.
     //
     // Goal: dData sorted, stably, for any n (0, 1, odd, more than 2^31).
-    // Constraints: first sortTiles_k, one block per tile; then passes that
+    // Constraints: phase 1, sortTiles_k, one block per tile; phase 2, passes that
     //   merge neighbouring sorted runs of width tile, 2 tile, 4 tile, ... with
     //   Q5's two stages over SortPass<T> jobs. Ping-pong between dData and one
     //   temporary buffer of n values (Scratch<T>), and make sure the result
@@ -223,6 +226,17 @@ void mergeLargeShaped(const int* dA, long long nA, const int* dB, long long nB, 
 }
 
 void mergeSortShaped(int* dData, long long n, LaunchShape shape) { withShape(shape, MergeSortInt{dData, n}); }
+
+void mergePartition(const int* dA, long long nA, const int* dB, long long nB, int tile, long long* dSplits) {
+    checkMergeLarge(dA, nA, dB, nB, dSplits);
+    LAB_REQUIRE(tile > 0, "tile must be positive, not " << tile);
+    const long long numTiles = ceilDiv(nA + nB, tile);
+    if (numTiles == 0) return;
+    LAB_REQUIRE(numTiles <= INT_MAX, "too many tiles (" << numTiles << ") for one grid");
+    partition_k<<<static_cast<unsigned>(ceilDiv(numTiles, 256)), 256>>>(TwoArrays<int>{{dA, nA, dB, nB, nullptr, 0}},
+                                                                         tile, numTiles, dSplits);
+    CUDA_CHECK_LAUNCH("partition_k");
+}
 
 // The graders call these element types.
 template void mergeLarge<int>(const int*, long long, const int*, long long, int*);

@@ -5,10 +5,17 @@
 #include "../common/cli.hpp"
 #include "../common/inputs.hpp"
 #include "../common/merge_path_host.hpp"
+#include "../common/merge_rule.hpp"
+#include "../common/study.hpp"
+#include "../common/tagged.hpp"
 
 #include <algorithm>
 #include <climits>
+#include <cstdio>
 #include <cstring>
+#include <fstream>
+#include <stdlib.h>
+#include <unistd.h>
 
 using namespace lab;
 
@@ -131,6 +138,38 @@ Cli demoCli() {
 }
 
 }  // namespace
+
+TEST_CASE("The merge rule takes A unless B is strictly smaller, and ends with the arrays", "[common]") {
+    const int A[] = {1, 5, 5}, B[] = {5, 7};
+    CHECK(takesA(A, 3, B, 2, 0, 0));       // 1 before 5
+    CHECK(takesA(A, 3, B, 2, 1, 0));       // 5 (A) before the equal 5 (B): stable
+    CHECK_FALSE(takesA(A, 3, B, 2, 3, 0)); // A used up
+    CHECK(takesA(A, 3, B, 2, 1, 2));       // B used up
+    CHECK_FALSE(takesA(A, 3, B, 2, 0, 0) == bGoesFirst(B[0], A[0]));
+    const Tagged a{5, 0}, b{5, 1};
+    CHECK_FALSE(bGoesFirst(b, a));
+}
+
+TEST_CASE("Study tables write one CSV schema, one row per peer", "[common]") {
+    char name[] = "/tmp/lab-study-XXXXXX";
+    const int fd = mkstemp(name);
+    REQUIRE(fd >= 0);
+    close(fd);
+    startStudyCsv(name);
+    StudyTable t("Q9", "a test", "reference");
+    t.add({1000, 8, "", 2.0, {{"peer-a", 4.0}, {"peer-b", -1}}});
+    t.add({2000, 0, "128x8", 1.0, {}});
+    t.appendCsv(name);
+    std::ifstream in(name);
+    std::string header, row1, row2, extra;
+    std::getline(in, header), std::getline(in, row1), std::getline(in, row2);
+    CHECK(header == "study,implementation,n,d,shape,median_ms,keys_per_s,peer,peer_ms,ratio,gpu");
+    CHECK(row1.rfind("Q9,reference,1000,8,,2,500000,peer-a,4,0.5,", 0) == 0);  // peer-b not measured: no row
+    CHECK(row2.rfind("Q9,reference,2000,0,128x8,1,2e+06,,,,", 0) == 0);
+    CHECK_FALSE(std::getline(in, extra));
+    std::remove(name);
+    CHECK_THROWS_AS(startStudyCsv("/nonexistent-folder/x.csv"), Error);
+}
 
 TEST_CASE("The command line takes good options and refuses bad ones clearly", "[common]") {
     std::vector<std::string> good = {"demo", "--a", "1,-3,5", "--n=12", "--no-draw", "--seed", "42"};

@@ -83,7 +83,7 @@ FAULTS = [
           [(P1, "    const size_t pair = blockIdx.x;", "    const int pair = blockIdx.x;")],
           {"Q1": "full", "Q2": "partial"}),
     Fault("index32-part3", "Q5's and Q6's tile offsets are 32-bit ints",
-          [(P3, "        w.k0 = t * tile;", "        w.k0 = static_cast<int>(t) * tile;"),
+          [(P3, "        m.k0 = t * tile;", "        m.k0 = static_cast<int>(t) * tile;"),
            (P3, "        const long long first = t * tile;", "        const long long first = static_cast<int>(t) * tile;")],
           {"Q5": "partial", "Q6": "partial", "Q7": "full"}),
     Fault("oob-read", "Q1/Q2's kernel reads one element past the end of A",
