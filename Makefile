@@ -1,6 +1,6 @@
 # GPU merge sort lab: every entry point. `make help` lists them.
 #
-#   make part1 && ./part1         the Part 1 demo (likewise part2, part3)
+#   make part1 && ./part1         the Part 1 demo (likewise part2, part3, extras)
 #   make test                     all graders (GPU tests are skipped, and say so, without a GPU)
 #   make sanitize                 compute-sanitizer memcheck, racecheck, synccheck on the GPU tests
 #   IMPL=student make test        build and grade the student skeleton / your solution
@@ -70,7 +70,7 @@ $(BUILD)/$(IMPL)/%.o: %.cu
 # ---------------------------------------------------------------- parts
 # Each part, once: its folder, the shared objects every build of it links
 # (argument checks, shapes), and the demo's own objects besides main.o.
-PARTS := part1 part2 part3
+PARTS := part1 part2 part3 extras
 part1_DIR  := part1_merge_path
 part1_OBJS := small_merge_checks.o
 part1_DEMO := drawing.o
@@ -80,13 +80,23 @@ part2_DEMO := drawing.o bench_peers.o
 part3_DIR  := part3_merge_sort
 part3_OBJS := shapes.o
 part3_DEMO := drawing.o bench_peers.o
+extras_DIR  := extras_oddeven_bitonic
+extras_OBJS := checks.o
+extras_DEMO := drawing.o gallery.o
 
 # $(call objs,part,LIST): the objects of LIST in the part's folder.
 objs = $(addprefix $(OBJ)/$($(1)_DIR)/,$($(1)_$(2)))
 impl = $(BUILD)/$(IMPL)/$($(1)_DIR)/$(IMPL).o
 
+# The extras' demo times Part 3's mergeSort and CUB next to its sorts, and
+# runs the bug gallery where its instructor file is present.
+BUG_GALLERY := $(wildcard extras_oddeven_bitonic/reference_bugs.cu)
+extras_LINK := $(call impl,part3) $(call objs,part3,OBJS) $(OBJ)/part3_merge_sort/bench_peers.o \
+               $(if $(BUG_GALLERY),$(OBJ)/extras_oddeven_bitonic/reference_bugs.o)
+$(OBJ)/extras_oddeven_bitonic/gallery.o: HOSTFLAGS += $(if $(BUG_GALLERY),,-DLAB_NO_BUG_GALLERY)
+
 define part_rules
-$(BUILD)/$(IMPL)/$(1): $(OBJ)/$($(1)_DIR)/main.o $(call objs,$(1),DEMO) $(call impl,$(1)) $(call objs,$(1),OBJS) $$(COMMON_OBJS)
+$(BUILD)/$(IMPL)/$(1): $(OBJ)/$($(1)_DIR)/main.o $(call objs,$(1),DEMO) $(call impl,$(1)) $(call objs,$(1),OBJS) $$($(1)_LINK) $$(COMMON_OBJS)
 	$$(NVCC) $$(CUFLAGS) $$^ -o $$@ $$(LDFLAGS)
 
 .PHONY: $(1)
@@ -172,7 +182,7 @@ clean:
 	rm -rf $(BUILD) $(PARTS) $(GRADE_OUT) $(GRADES) dist
 
 help:
-	@echo "make part1|part2|part3  build a part's demo as ./part1, ./part2, ./part3"
+	@echo "make part1|part2|part3|extras  build a part's demo as ./part1, ./part2, ./part3, ./extras"
 	@echo "make test             build and run every grader (TEST_ARGS='[Q1]' picks tests)"
 	@echo "make sanitize         compute-sanitizer memcheck, racecheck, synccheck on the GPU tests"
 	@echo "make grade            grade this tree's student files (SUBMISSION=folder|archive grades another)"
@@ -185,5 +195,5 @@ help:
 
 ALL_OBJS := $(COMMON_OBJS) $(TEST_MAIN) $(OBJ)/tests/test_common.o \
             $(foreach p,$(PARTS),$(OBJ)/tests/test_$(p).o $(call impl,$(p)) $(call objs,$(p),OBJS) \
-                                 $(call objs,$(p),DEMO) $(OBJ)/$($(p)_DIR)/main.o)
+                                 $(call objs,$(p),DEMO) $(OBJ)/$($(p)_DIR)/main.o) $(extras_LINK)
 -include $(ALL_OBJS:.o=.d)

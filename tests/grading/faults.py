@@ -100,7 +100,7 @@ def reference_submission(lab: Path) -> dict[str, str]:
     """The reference as a student would hand it in: the manifest's files, with
     the reference's includes and implementation name turned into the student's."""
     files = {}
-    for part_dir in ("part1_merge_path", "part2_batch", "part3_merge_sort"):
+    for part_dir in ("part1_merge_path", "part2_batch", "part3_merge_sort", "extras_oddeven_bitonic"):
         text = (lab / part_dir / "reference.cu").read_text()
         text = text.replace("reference_search.cuh", "student_search.cuh")
         text = text.replace('Implementation() { return "reference"; }', 'Implementation() { return "student"; }')

@@ -47,7 +47,7 @@ class Options:
         self.parts = [p for p, _ in h.PARTS] if not args.parts else args.parts.split(",")
         for p in self.parts:
             if p not in dict(h.PARTS):
-                raise h.GradingError(f"PARTS: unknown part {p!r} (parts: part1, part2, part3)")
+                raise h.GradingError(f"PARTS: unknown part {p!r} (parts: {', '.join(p for p, _ in h.PARTS)})")
         if args.seed not in (None, ""):
             if not args.seed.isdigit():
                 raise h.GradingError(f"SEED must be a non-negative whole number, got {args.seed!r}")

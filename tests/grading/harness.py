@@ -23,13 +23,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 LAB = Path(__file__).resolve().parents[2]
-PARTS = [("part1", "part1_merge_path"), ("part2", "part2_batch"), ("part3", "part3_merge_sort")]
+PARTS = [("part1", "part1_merge_path"), ("part2", "part2_batch"), ("part3", "part3_merge_sort"),
+         ("extras", "extras_oddeven_bitonic")]
 MAX_FILE_BYTES = 2 << 20  # a student file larger than this is refused
 LOG_TAIL_BYTES = 4000  # how much of a failing test's output the report quotes
 
 # What the pristine copy of the lab leaves out: instructor files, builds, outputs.
 SKIP_NAMES = {".git", "build", "dist", "grades", "grade-results", "grade-selftest", "__pycache__", "part1", "part2",
-              "part3"}
+              "part3", "extras"}
 
 
 class GradingError(Exception):
@@ -62,6 +63,15 @@ class Question:
     tests: list[TestCase] = field(default_factory=list)
     weights: dict[str, float] = field(default_factory=dict)
 
+    @property
+    def bonus(self) -> bool:
+        """X questions (the extras) add to the score but not to the maximum."""
+        return self.qid.startswith("X")
+
+    @property
+    def max_points(self) -> float:
+        return 0.0 if self.bonus else self.points
+
 
 TEST_CASE_RE = re.compile(r'TEST_CASE\(\s*"((?:[^"\\]|\\.)*)"\s*,\s*"([^"]*)"\s*\)')
 SAFE_NAME_RE = re.compile(r"^[A-Za-z0-9 _'^.()|+=<>-]+$")
@@ -76,7 +86,7 @@ def read_test_cases(lab: Path, part: str) -> list[TestCase]:
         if not SAFE_NAME_RE.match(name):
             raise GradingError(f"test name {name!r} has characters a Catch2 test spec would read as syntax")
         tag_list = re.findall(r"\[([^\]]*)\]", tags)
-        questions = [t for t in tag_list if re.fullmatch(r"Q\d+", t)]
+        questions = [t for t in tag_list if re.fullmatch(r"[QX]\d+", t)]
         cases.append(TestCase(part, name, tag_list, questions))
     return cases
 
@@ -473,7 +483,7 @@ def results_json(results: list[QuestionResult], notes: list[str], seed: int | No
             text = {"passed": "passed", "not-graded": o.message}.get(o.status, o.message)
             if r.build_error:
                 text = r.first_failure if r.build_error.startswith("not graded") else "does not compile:\n" + r.build_error
-            tests.append({"name": f"{q.qid} {case.name}", "score": round(score, 4), "max_score": round(maximum, 4),
+            tests.append({"name": f"{q.qid} {case.name}", "score": round(score, 4), "max_score": 0 if q.bonus else round(maximum, 4),
                           "output": text, "visibility": "visible"})
         if r.sanitizer:
             tests.append({"name": f"{q.qid} compute-sanitizer", "score": 0, "max_score": 0,
@@ -488,12 +498,12 @@ def table(results: list[QuestionResult]) -> str:
     rows = [f"{'question':<46} {'points':>11}  {'tests':>5}  first failure"]
     for r in results:
         passed, graded = r.counts()
-        title = f"{r.question.qid} {r.question.title}"[:46]
+        title = f"{r.question.qid} {r.question.title}"[:46]  # bonus titles say "(bonus)"
         points = f"{r.score:g}/{r.question.points:g}"
         failure = r.first_failure
         rows.append(f"{title:<46} {points:>11}  {passed:>2}/{graded:<2}  {failure[:160]}")
     total = sum(r.score for r in results)
-    maximum = sum(r.question.points for r in results)
+    maximum = sum(r.question.max_points for r in results)
     rows.append(f"{'total':<46} {f'{total:g}/{maximum:g}':>11}")
     return "\n".join(rows)
 
@@ -507,6 +517,6 @@ def gradebook_line(student: str, results: list[QuestionResult], seed, notes: lis
         return '"' + s.replace('"', '""') + '"'
 
     total = sum(r.score for r in results)
-    maximum = sum(r.question.points for r in results)
+    maximum = sum(r.question.max_points for r in results)
     cells = [csv(student), f"{total:g}", f"{maximum:g}"] + [f"{r.score:g}" for r in results]
     return ",".join(cells + [str(seed if seed is not None else ""), csv("; ".join(notes))])

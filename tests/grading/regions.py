@@ -2,7 +2,7 @@
 """Skeleton and reference differ only inside their question regions.
 
 Each student file and its reference mark the code a question asks for between
-`// [Qn begins]` and `// [Qn ends]` lines (same questions, same order). Outside
+`// [Qn begins]` and `// [Qn ends]` lines (`[Xn ...]` for the bonus extras) (same questions, same order). Outside
 them the two files must be the same text, apart from the opening comment, the
 search header's name and the implementation's name (the same translation that
 hands the reference in as student files, faults.reference_submission). So an
@@ -19,11 +19,12 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import harness as h  # noqa: E402
 
-REGION = re.compile(r"^\s*// \[(Q[0-9]+(?:-Q[0-9]+)?) (begins|ends)\]")
+REGION = re.compile(r"^\s*// \[([QX][0-9]+(?:-[QX][0-9]+)?) (begins|ends)\]")
 PAIRS = [("part1_merge_path/reference.cu", "part1_merge_path/student.cu"),
          ("part1_merge_path/reference_search.cuh", "part1_merge_path/student_search.cuh"),
          ("part2_batch/reference.cu", "part2_batch/student.cu"),
-         ("part3_merge_sort/reference.cu", "part3_merge_sort/student.cu")]
+         ("part3_merge_sort/reference.cu", "part3_merge_sort/student.cu"),
+         ("extras_oddeven_bitonic/reference.cu", "extras_oddeven_bitonic/student.cu")]
 
 
 def skeleton_view(text: str) -> list[str]:
@@ -65,7 +66,7 @@ def problems(lab: Path) -> list[str]:
         except ValueError as err:
             found.append(f"{ref} / {stu}: {err}")
             continue
-        if not any(line.startswith("[Q") for line in b):
+        if not any(line.startswith(("[Q", "[X")) for line in b):
             found.append(f"{stu} has no question regions")
         if a != b:
             diff = "\n".join(list(difflib.unified_diff(a, b, ref, stu, lineterm="", n=1))[:30])

@@ -1,0 +1,183 @@
+// Graders for the extras (bonus): X1 odd-even transposition sort in one block,
+// X2 on many blocks, X3 bitonic sort in one block, X4 on many blocks.
+// Points: tests/points_extras.tsv. Run one question: ./build/<impl>/test_extras "[X1]"
+//
+// Odd-even transposition is stable: its output must equal std::stable_sort,
+// tag for tag. Bitonic sort is not: its output must be sorted by key and a
+// permutation of the input (tags included), in any order among equal keys.
+#include "lab_test.hpp"
+
+#include "../common/inputs.hpp"
+#include "../extras_oddeven_bitonic/extras.cuh"
+
+#include <algorithm>
+#include <string>
+
+using namespace lab;
+
+namespace {
+
+constexpr long long kTile = kMaxBlockSort;
+
+// The kernels the handout names, per question.
+std::vector<test::KernelRule> rules(const std::string& question, long long n) {
+    if (question == "X1") return {{"oddEvenBlock_k", 0, 1, n > 1}};
+    if (question == "X2") return {{"oddEvenPhase_k", 0, 0, n > 1}};
+    if (question == "X3") return {{"bitonicBlock_k", 0, 1, n > 1}};
+    const long long tiles = (n + kTile - 1) / kTile;
+    return {{"bitonicTiles_k", 0, tiles, n > 1},
+            {"bitonicGlobalStep_k", 0, 0, n > kTile},
+            {"bitonicSharedSteps_k", 0, tiles, n > kTile}};
+}
+
+// Sorts `in` in place on the device with `sort(dData, n)` under the trace and
+// checks it: equal to std::stable_sort when `stable`, else sorted and a
+// permutation of the input.
+template <class T, class Sort>
+Check sortCase(const std::vector<T>& in, Sort sort, bool stable, const std::string& question, const std::string& ctx) {
+    DeviceBuffer<T> d(in.size());
+    d.upload(in);
+    const long long n = static_cast<long long>(in.size());
+    if (Check c = test::tracedCall([&] { sort(d.data(), n); }, rules(question, n), ctx); !c) return c;
+    std::vector<T> expected = in;
+    std::stable_sort(expected.begin(), expected.end());
+    if (stable) return checkDeviceOutput(d, expected, ctx);
+    const std::vector<T> got = d.download();
+    if (!d.guards()) return failCheck(d.guards().message + " [" + ctx + "]");
+    if (Check c = checkSorted(got, ctx); !c) return c;
+    return checkPermutation(got, in, ctx);
+}
+
+// Keys with many repeats, tagged with their input position.
+std::vector<Tagged> taggedKeys(InputKind kind, long long n, std::uint64_t seed) {
+    return tagKeys(makeKeys(kind, static_cast<std::size_t>(n), seed), 0);
+}
+
+const auto oddEvenBlockT = [](Tagged* d, long long n) { oddEvenSortBlock(d, static_cast<int>(n)); };
+const auto oddEvenT = [](Tagged* d, long long n) { oddEvenSort(d, n); };
+const auto bitonicBlockT = [](Tagged* d, long long n) { bitonicSortBlock(d, static_cast<int>(n)); };
+const auto bitonicT = [](Tagged* d, long long n) { bitonicSort(d, n); };
+const auto oddEvenBlockI = [](int* d, long long n) { oddEvenSortBlock(d, static_cast<int>(n)); };
+const auto oddEvenI = [](int* d, long long n) { oddEvenSort(d, n); };
+const auto bitonicBlockI = [](int* d, long long n) { bitonicSortBlock(d, static_cast<int>(n)); };
+const auto bitonicI = [](int* d, long long n) { bitonicSort(d, n); };
+
+std::string sizeKind(long long n, InputKind kind) { return "n=" + std::to_string(n) + " " + inputKindName(kind); }
+
+// Every size up to one block's limit (sampled in quick mode), few distinct
+// tagged keys, so that equal keys meet everywhere.
+template <class Sort>
+void everyBlockSize(Sort sort, bool stable, const std::string& question) {
+    for (int n : test::sizesUpTo(kMaxBlockSort)) {
+        const std::uint64_t s = caseSeed(test::seed(), n);
+        REQUIRE_OK(sortCase(taggedKeys(InputKind::FewDistinct, n, s), sort, stable, question,
+                            test::context(s, sizeKind(n, InputKind::FewDistinct))));
+    }
+}
+
+template <class SortT, class SortI>
+void everyKind(SortT sortT, SortI sortI, bool stable, const std::string& question, std::vector<long long> sizes) {
+    for (long long n : sizes)
+        for (InputKind kind : allInputKinds()) {
+            const std::uint64_t s = caseSeed(test::seed(), n, static_cast<int>(kind));
+            const std::string ctx = test::context(s, sizeKind(n, kind));
+            REQUIRE_OK(sortCase(taggedKeys(kind, n, s), sortT, stable, question, ctx));
+            REQUIRE_OK(sortCase(makeKeys(kind, static_cast<std::size_t>(n), s), sortI, stable, question, ctx));
+        }
+}
+
+std::vector<long long> manyBlockSizes(bool slow) {
+    std::vector<long long> n = {0, 1, 2, 3, 7, kTile - 1, kTile, kTile + 1, 2 * kTile - 1, 2 * kTile + 1, 3 * kTile + 5};
+    if (!test::quick()) {
+        n.insert(n.end(), {4099, 10007});
+        if (!slow) n.insert(n.end(), {65537, (1 << 20) + 3, 3000017});
+    }
+    return n;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------- X1
+
+TEST_CASE("oddEvenSortBlock refuses sizes one block cannot sort", "[extras][X1]") {
+    int x = 0;
+    CHECK_THROWS_AS(oddEvenSortBlock<int>(&x, -1), Error);
+    CHECK_THROWS_AS(oddEvenSortBlock<int>(&x, kMaxBlockSort + 1), Error);
+    CHECK_THROWS_AS(oddEvenSortBlock<int>(nullptr, 5), Error);
+}
+
+TEST_CASE("oddEvenSortBlock sorts every size up to one block's limit stably", "[extras][X1][gpu]") {
+    LAB_NEEDS_GPU();
+    everyBlockSize(oddEvenBlockT, true, "X1");
+}
+
+TEST_CASE("oddEvenSortBlock handles every input kind", "[extras][X1][gpu]") {
+    LAB_NEEDS_GPU();
+    everyKind(oddEvenBlockT, oddEvenBlockI, true, "X1", {kMaxBlockSort, kMaxBlockSort - 1, 1000, 33});
+}
+
+// ---------------------------------------------------------------- X2
+
+TEST_CASE("oddEvenSort refuses a negative size", "[extras][X2]") {
+    int x = 0;
+    CHECK_THROWS_AS(oddEvenSort<int>(&x, -1), Error);
+    CHECK_THROWS_AS(oddEvenSort<int>(nullptr, 3), Error);
+}
+
+TEST_CASE("oddEvenSort sorts sizes around one block and beyond stably", "[extras][X2][gpu]") {
+    LAB_NEEDS_GPU();
+    for (long long n : manyBlockSizes(true)) {
+        const std::uint64_t s = caseSeed(test::seed(), n);
+        REQUIRE_OK(sortCase(taggedKeys(InputKind::FewDistinct, n, s), oddEvenT, true, "X2",
+                            test::context(s, sizeKind(n, InputKind::FewDistinct))));
+    }
+}
+
+TEST_CASE("oddEvenSort handles every input kind", "[extras][X2][gpu]") {
+    LAB_NEEDS_GPU();
+    // n launches per sort: smaller under compute-sanitizer (quick mode).
+    everyKind(oddEvenT, oddEvenI, true, "X2", test::quick() ? std::vector<long long>{1001} : std::vector<long long>{3001, 2 * kTile + 1});
+}
+
+// ---------------------------------------------------------------- X3
+
+TEST_CASE("bitonicSortBlock refuses sizes one block cannot sort", "[extras][X3]") {
+    int x = 0;
+    CHECK_THROWS_AS(bitonicSortBlock<int>(&x, -1), Error);
+    CHECK_THROWS_AS(bitonicSortBlock<int>(&x, kMaxBlockSort + 1), Error);
+    CHECK_THROWS_AS(bitonicSortBlock<int>(nullptr, 5), Error);
+}
+
+TEST_CASE("bitonicSortBlock sorts every size up to one block's limit, powers of two or not", "[extras][X3][gpu]") {
+    LAB_NEEDS_GPU();
+    everyBlockSize(bitonicBlockT, false, "X3");
+}
+
+TEST_CASE("bitonicSortBlock handles every input kind", "[extras][X3][gpu]") {
+    LAB_NEEDS_GPU();
+    everyKind(bitonicBlockT, bitonicBlockI, false, "X3", {kMaxBlockSort, kMaxBlockSort - 1, 1000, 33});
+}
+
+// ---------------------------------------------------------------- X4
+
+TEST_CASE("bitonicSort refuses a negative size", "[extras][X4]") {
+    int x = 0;
+    CHECK_THROWS_AS(bitonicSort<int>(&x, -1), Error);
+    CHECK_THROWS_AS(bitonicSort<int>(nullptr, 3), Error);
+}
+
+TEST_CASE("bitonicSort sorts sizes around tiles, primes and powers of two", "[extras][X4][gpu]") {
+    LAB_NEEDS_GPU();
+    for (long long n : manyBlockSizes(false)) {
+        const std::uint64_t s = caseSeed(test::seed(), n);
+        REQUIRE_OK(sortCase(taggedKeys(InputKind::FewDistinct, n, s), bitonicT, false, "X4",
+                            test::context(s, sizeKind(n, InputKind::FewDistinct))));
+        REQUIRE_OK(sortCase(randomKeys(static_cast<std::size_t>(n), s + 1), bitonicI, false, "X4",
+                            test::context(s + 1, sizeKind(n, InputKind::Random))));
+    }
+}
+
+TEST_CASE("bitonicSort handles every input kind", "[extras][X4][gpu]") {
+    LAB_NEEDS_GPU();
+    everyKind(bitonicT, bitonicI, false, "X4", {10007, 4 * kTile, 2 * kTile + 1});
+}
