@@ -34,8 +34,6 @@ inline long long nextPow2(long long n) {
     return p;
 }
 
-constexpr int kBlockThreads = kMaxBlockSort / 2;  // every thread owns one comparator per step
-
 // ---------------------------------------------------------------- X1, X2: odd-even transposition
 
 template <class T>
@@ -78,6 +76,8 @@ __global__ void oddEvenPhase_k(T* data, long long n, int parity) {
 // ---------------------------------------------------------------- X3, X4: bitonic
 
 // [X3 begins] -------------------------------------------------------------------
+constexpr int kBlockThreads = kMaxBlockSort / 2;  // every thread owns one comparator per step
+
 // Comparator c of a step of stage `size` (a power of two), partner distance
 // `half`: c's lower index has bit `half` clear. The first step of a stage
 // (half == size / 2) compares i with its mirror i ^ (size - 1), which sorts

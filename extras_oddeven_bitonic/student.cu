@@ -31,8 +31,6 @@ inline long long nextPow2(long long n) {
     return p;
 }
 
-constexpr int kBlockThreads = kMaxBlockSort / 2;  // every thread owns one comparator per step
-
 // ---------------------------------------------------------------- X1, X2: odd-even transposition
 
 template <class T>

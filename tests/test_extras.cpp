@@ -148,7 +148,7 @@ TEST_CASE("bitonicSortBlock refuses sizes one block cannot sort", "[extras][X3]"
     CHECK_THROWS_AS(bitonicSortBlock<int>(nullptr, 5), Error);
 }
 
-TEST_CASE("bitonicSortBlock sorts every size up to one block's limit, powers of two or not", "[extras][X3][gpu]") {
+TEST_CASE("bitonicSortBlock sorts every size up to one block's limit whether a power of two or not", "[extras][X3][gpu]") {
     LAB_NEEDS_GPU();
     everyBlockSize(bitonicBlockT, false, "X3");
 }
@@ -166,7 +166,7 @@ TEST_CASE("bitonicSort refuses a negative size", "[extras][X4]") {
     CHECK_THROWS_AS(bitonicSort<int>(nullptr, 3), Error);
 }
 
-TEST_CASE("bitonicSort sorts sizes around tiles, primes and powers of two", "[extras][X4][gpu]") {
+TEST_CASE("bitonicSort sorts sizes around tiles and primes and powers of two", "[extras][X4][gpu]") {
     LAB_NEEDS_GPU();
     for (long long n : manyBlockSizes(false)) {
         const std::uint64_t s = caseSeed(test::seed(), n);

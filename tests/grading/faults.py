@@ -14,6 +14,7 @@ from pathlib import Path
 P1 = "part1_merge_path/student.cu"
 P2 = "part2_batch/student.cu"
 P3 = "part3_merge_sort/student.cu"
+PX = "extras_oddeven_bitonic/student.cu"
 
 
 @dataclass
@@ -93,6 +94,9 @@ FAULTS = [
             '        asm volatile("ld.volatile.global.u32 %0, [%1];" : "=r"(sink) : "l"(A + nA));\n'
             "    }\n    if (k < nA) s[k] = A[k];")],
           {"Q1": "less", "Q2": "less"}, sanitize=True),
+    Fault("private-flag", "X1's loop ends on each thread's own 'did I swap?' flag (the bug gallery's first)",
+          [(PX, "        swapped = __syncthreads_or(mine);", "        swapped = mine;")],
+          {"X1": "less", "X2": "full", "X3": "full", "X4": "full"}),
 ]
 
 
