@@ -38,6 +38,15 @@ Cli& Cli::flag(const std::string& name, const std::string& help) {
     return *this;
 }
 
+Cli& Cli::demoOptions(int runs, const std::string& steps) {
+    return option("seed", "S", "seed of the random inputs (default 1)")
+        .option("runs", "N", "timed runs per measurement, median reported (default " + std::to_string(runs) + ")")
+        .option("csv", "FILE", "also write the timing tables to FILE (the lab's CSV schema, README.md)")
+        .flag("step", "pause between " + steps + " (Enter to go on)")
+        .flag("no-draw", "skip the drawing")
+        .flag("no-bench", "skip the timing tables");
+}
+
 bool Cli::parse(int argc, char** argv) {
     for (int i = 1; i < argc; ++i) {
         std::string arg = argv[i];

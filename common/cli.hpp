@@ -31,6 +31,10 @@ public:
     Cli& option(const std::string& name, const std::string& valueName, const std::string& help);
     Cli& flag(const std::string& name, const std::string& help);
 
+    // The options every demo shares: --seed S, --runs N (default `runs`),
+    // --csv FILE, --step (pauses between `steps`), --no-draw, --no-bench.
+    Cli& demoOptions(int runs, const std::string& steps);
+
     // false when --help was given: the usage is printed and the demo should exit 0.
     bool parse(int argc, char** argv);
     std::string usage() const;

@@ -63,6 +63,13 @@ Timing timeCpu(const std::function<void()>& work, int warmup, int runs) {
     return summarise(ms);
 }
 
+double inPlaceSortMs(void* dWork, const void* dPristine, std::size_t bytes, const std::function<void()>& sort,
+                     int runs) {
+    const auto restore = [&] { CUDA_CHECK(cudaMemcpyAsync(dWork, dPristine, bytes, cudaMemcpyDeviceToDevice)); };
+    const double both = timeGpu([&] { restore(); sort(); }, 1, runs).medianMs;
+    return std::max(both - timeGpu(restore, 1, runs).medianMs, 1e-3);
+}
+
 double copyBandwidth(std::size_t bytes) {
     void *src = nullptr, *dst = nullptr;
     CUDA_CHECK(cudaMalloc(&src, bytes));

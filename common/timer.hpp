@@ -18,6 +18,12 @@ Timing timeGpu(const std::function<void()>& work, int warmup = 2, int runs = 9);
 
 Timing timeCpu(const std::function<void()>& work, int warmup = 1, int runs = 5);
 
+// Median time of an in-place sort of `bytes` bytes at dWork: each run first
+// restores the input from dPristine (a device copy), so the time is that of
+// (restore + sort) minus that of (restore) alone. At least 0.001 ms.
+double inPlaceSortMs(void* dWork, const void* dPristine, std::size_t bytes, const std::function<void()>& sort,
+                     int runs);
+
 // Measured device-to-device copy bandwidth in bytes/s (bytes read + bytes
 // written), the memory-bound floor that kernel throughputs are compared with.
 double copyBandwidth(std::size_t bytes);

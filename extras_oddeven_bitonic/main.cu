@@ -62,13 +62,10 @@ bool gpuChecks(std::uint64_t seed) {
     return ok;
 }
 
-// Time of an in-place sort: (restore input + sort) minus (restore input).
-double sortMs(DeviceBuffer<int>& work, const DeviceBuffer<int>& pristine, long long n, int runs, const std::function<void()>& sort) {
-    const auto restore = [&] {
-        CUDA_CHECK(cudaMemcpyAsync(work.data(), pristine.data(), n * sizeof(int), cudaMemcpyDeviceToDevice));
-    };
-    const double both = timeGpu([&] { restore(); sort(); }, 1, runs).medianMs;
-    return std::max(both - timeGpu(restore, 1, runs).medianMs, 1e-3);
+// Time of an in-place sort of work (restored from pristine before each run).
+double sortMs(DeviceBuffer<int>& work, const DeviceBuffer<int>& pristine, long long n, int runs,
+              const std::function<void()>& sort) {
+    return inPlaceSortMs(work.data(), pristine.data(), static_cast<std::size_t>(n) * sizeof(int), sort, runs);
 }
 
 void timingStudy(int maxLog2, int runs, std::uint64_t seed, const std::string& csvPath) {
@@ -106,17 +103,12 @@ void timingStudy(int maxLog2, int runs, std::uint64_t seed, const std::string& c
 int run(int argc, char** argv) {
     Cli cli("extras", "Extras (bonus): odd-even transposition sort (X1-X2) and bitonic sort (X3-X4).");
     cli.option("n", "N", "values in the drawn networks, 2..16 (default 8)")
-        .option("seed", "S", "seed of the random inputs (default 1)")
         .option("max-log2", "L", "largest n of the timing table is 2^L, 11..28 (default 24)")
-        .option("runs", "N", "timed runs per measurement, median reported (default 5)")
-        .option("csv", "FILE", "also write the timing tables to FILE (the lab's CSV schema)")
         .option("bug", "NAME", "run a known-buggy variant many times (--bug list names them)")
         .option("trials", "N", "runs of the --bug variant (default 100)")
         .option("timeout", "S", "seconds before a --bug trial counts as hung (default 5)")
         .flag("in-process", "run the --bug trials in this process (for compute-sanitizer; no hang timeout)")
-        .flag("step", "pause between the networks' steps (Enter to go on)")
-        .flag("no-draw", "skip the drawings")
-        .flag("no-bench", "skip the timing tables");
+        .demoOptions(5, "the networks' steps");
     if (!cli.parse(argc, argv)) return 0;
     const int n = static_cast<int>(cli.integer("n", 8, 2, 16));
     const std::uint64_t seed = cli.seed("seed", 1);

@@ -85,13 +85,8 @@ int run(int argc, char** argv) {
         .option("thread", "K", "whose diagonal and binary search to show (default: the middle one)")
         .option("na", "N", "|A| of the random GPU check (default 300)")
         .option("nb", "N", "|B| of the random GPU check (default 700)")
-        .option("seed", "S", "seed of the random inputs (default 1)")
         .option("total", "N", "elements per row of the timing table (default 16777216)")
-        .option("runs", "N", "timed runs per row, median reported (default 9)")
-        .option("csv", "FILE", "also write the timing table to FILE (the lab's CSV schema)")
-        .flag("step", "pause between the search's probes (Enter to go on)")
-        .flag("no-draw", "skip the drawing")
-        .flag("no-bench", "skip the timing table");
+        .demoOptions(9, "the search's probes");
     if (!cli.parse(argc, argv)) return 0;
 
     std::vector<int> A = {1, 2, 5, 6, 6, 9, 11, 15, 16}, B = {4, 7, 8, 10, 12, 13, 14};

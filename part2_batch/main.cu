@@ -97,13 +97,8 @@ int run(int argc, char** argv) {
     cli.option("d", "D", "size of each pair / array in the drawn batch, 1..32 (default 8)")
         .option("n", "N", "number of pairs / arrays in the drawn batch, 1..64 (default 5)")
         .option("tpb", "T", "threads per block of the drawn batch, a multiple of d (default 3*d)")
-        .option("seed", "S", "seed of the random inputs (default 1)")
         .option("total", "N", "keys per row of the timing tables (default 16777216)")
-        .option("runs", "N", "timed runs per row, median reported (default 9)")
-        .option("csv", "FILE", "also write the timing tables to FILE (the lab's CSV schema)")
-        .flag("step", "pause between the sort's rounds (Enter to go on)")
-        .flag("no-draw", "skip the drawing")
-        .flag("no-bench", "skip the timing tables");
+        .demoOptions(9, "the sort's rounds");
     if (!cli.parse(argc, argv)) return 0;
     const int d = static_cast<int>(cli.integer("d", 8, 1, 32));
     const long long N = cli.integer("n", 5, 1, 64);

@@ -82,14 +82,10 @@ bool hugeSort(long long n, std::uint64_t seed) {
     return sorted && same;
 }
 
-// Time of an in-place sort: (restore input + sort) minus (restore input).
+// Time of an in-place sort of work (restored from pristine before each run).
 double sortMs(DeviceBuffer<int>& work, const DeviceBuffer<int>& pristine, long long n, int runs,
               const std::function<void()>& sort) {
-    const auto restore = [&] {
-        CUDA_CHECK(cudaMemcpyAsync(work.data(), pristine.data(), n * sizeof(int), cudaMemcpyDeviceToDevice));
-    };
-    const double both = timeGpu([&] { restore(); sort(); }, 2, runs).medianMs;
-    return std::max(both - timeGpu(restore, 2, runs).medianMs, 1e-3);
+    return inPlaceSortMs(work.data(), pristine.data(), static_cast<std::size_t>(n) * sizeof(int), sort, runs);
 }
 
 void studies(int maxLog2, int runs, std::uint64_t seed, const std::string& csvPath) {
@@ -154,12 +150,7 @@ int run(int argc, char** argv) {
         .option("n", "N", "size of the checked random merge and sort (default 10000000)")
         .option("max-log2", "L", "largest n of the Q7 study is 2^L, 10..31 (default 28)")
         .option("huge", "N", "sort N random keys and check them (e.g. 2200000000), then exit")
-        .option("seed", "S", "seed of the random inputs (default 1)")
-        .option("runs", "N", "timed runs per measurement, median reported (default 7)")
-        .option("csv", "FILE", "also write every timing to FILE (the lab's CSV schema)")
-        .flag("step", "pause between the partition's tiles (Enter to go on)")
-        .flag("no-draw", "skip the drawing")
-        .flag("no-bench", "skip the tables");
+        .demoOptions(7, "the partition's tiles");
     if (!cli.parse(argc, argv)) return 0;
     const std::uint64_t seed = cli.seed("seed", 1);
     std::vector<int> A = sortedKeys(InputKind::FewDistinct, 12, caseSeed(seed, 10));
