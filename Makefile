@@ -176,6 +176,18 @@ grade-objects: $(COMMON_OBJS) $(TEST_MAIN) $(BUILD)/test_common \
 release:
 	@python3 tests/grading/release.py --arch '$(ARCH)'
 
+# ---------------------------------------------------------------- benchmarks
+# Every study of the lab in one run, CSVs into results/<gpu>/ (needs a GPU);
+# then PNG figures from whatever CSVs are there (no GPU; needs matplotlib in
+# PYTHON, e.g. PYTHON=/usr/bin/python3 where the distribution installed it).
+PYTHON ?= python3
+.PHONY: bench plots
+bench: $(PARTS)
+	@$(PYTHON) results/bench.py $(if $(RUNS),--runs '$(RUNS)')
+
+plots:
+	@$(PYTHON) results/plot.py
+
 # ---------------------------------------------------------------- misc
 .PHONY: clean help
 clean:
@@ -189,6 +201,8 @@ help:
 	@echo "make grade-all        grade a class: SUBMISSIONS=folder (one subfolder or archive each) into GRADES=grades"
 	@echo "make gradescope       the Gradescope autograder zip in dist/"
 	@echo "make release          the student copy in dist/lab and dist/lab.tar.gz, checked"
+	@echo "make bench            every timing study into results/<gpu>/*.csv (GPU); RUNS=n"
+	@echo "make plots            PNG figures from results/<gpu>/*.csv (no GPU; needs matplotlib)"
 	@echo "make clean            remove build/ and the demo binaries"
 	@echo "variables: IMPL=reference|student (now $(IMPL)), ARCH=native|sm_90|... (now $(ARCH)), DEBUG=1"
 	@echo "grading:   GRADE_OUT=dir TIMEOUT=s TIMEOUT_SCALE=x SANITIZE=1 SEED=n NO_LARGE=1 GRADE_PARTS=part1,part2"

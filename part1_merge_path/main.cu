@@ -46,9 +46,15 @@ std::vector<int> sortedRuns(std::size_t n, std::size_t count, std::uint64_t seed
 
 // Q2: mergeSmallMany for each d = |A| + |B|, about `total` elements in all.
 bool timingStudy(long long total, int runs, std::uint64_t seed, const std::string& csvPath) {
+    // The floor: a device-to-device copy reads and writes every key once, as a merge does.
+    const std::size_t bytes = static_cast<std::size_t>(total) * sizeof(int);
+    const double bandwidth = copyBandwidth(bytes);
     std::cout << "Timing, about " << total << " elements per row, |A| = |B| = d/2; median of " << runs
               << " runs (CUDA events, after warm-up);\nstd::merge on one CPU core. Device copy bandwidth (read + "
-              << "write): " << copyBandwidth(static_cast<std::size_t>(total) * sizeof(int)) / 1e9 << " GB/s.\n\n";
+              << "write): " << bandwidth / 1e9 << " GB/s.\n\n";
+    StudyTable copy("copy", "device-to-device copy of n ints (the floor)", "cudaMemcpy");
+    copy.add({total, 0, "", 2.0 * bytes / bandwidth * 1e3, {}});
+    copy.appendCsv(csvPath);
     StudyTable table("Q2", "mergeSmallMany, one block per merge, against std::merge", part1Implementation());
     bool ok = true;
     for (int d : {2, 4, 8, 16, 32, 64, 100, 128, 256, 500, 512, 1000, 1024}) {

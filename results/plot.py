@@ -1,0 +1,124 @@
+#!/usr/bin/env python3
+"""make plots: PNG figures from the CSVs under results/<gpu>/ (no GPU needed).
+
+Needs matplotlib (Debian/Ubuntu: apt-get install python3-matplotlib; or
+pip install matplotlib). One figure per study, in the CSVs' folder:
+  q2.png        Part 1: mergeSmallMany, keys/s against d, with std::merge
+  q3_q4.png     Part 2: batch merge and batch sort, keys/s against d, with peers
+  q5_q6.png     Part 3: large merge and merge sort, keys/s against n, with peers
+  q7.png        Part 3: merge sort keys/s against n for every launch shape
+  extras.png    extras: bitonic and odd-even against merge sort and CUB
+The copy floor (a device-to-device copy's keys/s: every key read and written
+once) is drawn as a dashed line where the CSV has it (study "copy").
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+LAB = Path(__file__).resolve().parent.parent
+
+
+def read_rows(folder: Path) -> list[dict]:
+    rows = []
+    for path in sorted(folder.glob("*.csv")):
+        with path.open() as f:
+            rows += list(csv.DictReader(f))
+    return rows
+
+
+def series(rows: list[dict], study: str, x: str, shape: bool = False) -> dict[str, list[tuple[float, float]]]:
+    """name -> [(x, keys/s)]: the lab's kernel once per x, and every peer."""
+    out: dict[str, dict[float, float]] = defaultdict(dict)
+    for r in rows:
+        if r["study"] != study:
+            continue
+        n, xv = float(r["n"]), float(r[x])
+        ours = f"{r['implementation']} {r['shape']}" if shape and r["shape"] else r["implementation"]
+        out[ours][xv] = float(r["keys_per_s"])
+        if r["peer"] and r["peer_ms"]:
+            out[r["peer"]][xv] = n / (float(r["peer_ms"]) * 1e-3)
+    return {k: sorted(v.items()) for k, v in out.items()}
+
+
+def floor(rows: list[dict]) -> float | None:
+    copies = [float(r["keys_per_s"]) for r in rows if r["study"] == "copy"]
+    return max(copies) if copies else None
+
+
+def draw(plt, title: str, panels: list[tuple[str, dict]], xlabel: str, out: Path, copy: float | None,
+         logx: bool = True) -> bool:
+    panels = [(t, s) for t, s in panels if s]
+    if not panels:
+        return False
+    fig, axes = plt.subplots(1, len(panels), figsize=(6.5 * len(panels), 4.5), squeeze=False)
+    for ax, (subtitle, data) in zip(axes[0], panels):
+        for name, points in data.items():
+            xs, ys = zip(*points)
+            ax.plot(xs, ys, marker="o", markersize=3, label=name)
+        if copy:
+            ax.axhline(copy, linestyle="--", color="grey", label="device copy (floor)")
+        ax.set_xscale("log", base=2) if logx else None
+        ax.set_yscale("log")
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel("keys per second")
+        ax.set_title(subtitle, fontsize=10)
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=7)
+    fig.suptitle(title)
+    fig.tight_layout()
+    fig.savefig(out, dpi=110)
+    plt.close(fig)
+    return True
+
+
+def plot_folder(plt, folder: Path) -> list[Path]:
+    rows = read_rows(folder)
+    gpu = rows[0]["gpu"] if rows else folder.name
+    copy = floor(rows)
+    made = []
+    figures = [
+        ("q2.png", "Q2: many merges, one block each", [("mergeSmallMany", series(rows, "Q2", "d"))], "d = |A| + |B|"),
+        ("q3_q4.png", "Part 2: batches of N arrays of d keys",
+         [("Q3 batch merge", series(rows, "Q3", "d")), ("Q4 batch sort", series(rows, "Q4", "d"))], "d"),
+        ("q5_q6.png", "Part 3: one large merge, one large sort",
+         [("Q5 mergeLarge", series(rows, "Q5", "n")), ("Q6 mergeSort", series(rows, "Q6", "n"))], "n (keys)"),
+        ("q7.png", "Q7: merge sort for every launch shape (threads x items)",
+         [("mergeSortShaped", series(rows, "Q7", "n", shape=True))], "n (keys)"),
+        ("extras.png", "Extras: sorting networks against merge sort",
+         [("many blocks", series(rows, "X2-X4", "n"))], "n (keys)"),
+    ]
+    for name, title, panels, xlabel in figures:
+        if draw(plt, f"{title} - {gpu}", panels, xlabel, folder / name, copy):
+            made.append(folder / name)
+    return made
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("folders", nargs="*", help="results/<gpu> folders (default: every one with CSVs)")
+    args = p.parse_args()
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("plots: matplotlib is missing: apt-get install python3-matplotlib (or pip install matplotlib)",
+              file=sys.stderr)
+        return 1
+    folders = [Path(f) for f in args.folders] or sorted({p.parent for p in (LAB / "results").glob("*/*.csv")})
+    if not folders:
+        print("plots: no CSVs under results/<gpu>/: run `make bench` on a machine with a GPU first", file=sys.stderr)
+        return 1
+    for folder in folders:
+        made = plot_folder(plt, folder)
+        print(f"plots: {folder}: " + (", ".join(p.name for p in made) if made else "nothing to draw"))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
