@@ -78,7 +78,8 @@ long long drawIndexMath(const Batch& b, int tpb, bool gpu) {
         linked = dOut.download();
     }
     std::cout << "Batch merge of N = " << b.N << " pairs, d = " << b.d << ": " << tpb
-              << " threads per block, so " << perBlock << " pairs per block and " << blocks << " blocks.\n"
+              << " threads per block, so " << perBlock << (perBlock == 1 ? " pair" : " pairs") << " per block and "
+              << blocks << (blocks == 1 ? " block.\n" : " blocks.\n")
               << "  tidx = threadIdx.x % d        (the output, i.e. diagonal, within the pair)\n"
               << "  Qt   = threadIdx.x / d        (the pair within the block)\n"
               << "  gbx  = Qt + blockIdx.x * (blockDim.x / d)   (the pair within the batch)\n\n";

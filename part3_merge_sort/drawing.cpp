@@ -49,8 +49,13 @@ long long drawPartition(const std::vector<int>& A, const std::vector<int>& B, in
     long long wrong = 0;
     for (long long t = 0; t < numTiles; ++t) {
         const GridPoint p = found[t], q = found[t + 1];
-        std::cout << "  block " << t << ": outputs [" << bounds[t] << ", " << bounds[t + 1] << ")  from A[" << p.i
-                  << ", " << q.i << ") and B[" << p.j << ", " << q.j << ")";
+        const auto inGrid = [&](GridPoint g) { return g.i >= 0 && g.i <= nA && g.j >= 0 && g.j <= nB; };
+        std::cout << "  block " << t << ": outputs [" << bounds[t] << ", " << bounds[t + 1] << ")";
+        if (inGrid(p) && inGrid(q))
+            std::cout << "  from A[" << p.i << ", " << q.i << ") and B[" << p.j << ", " << q.j << ")";
+        else
+            std::cout << "  from nowhere: crossing " << (inGrid(p) ? t + 1 : t) << " is outside the grid (i = "
+                      << (inGrid(p) ? q.i : p.i) << ", never written or out of range)";
         if (p.i != path[bounds[t]].i) {
             ++wrong;
             std::cout << paint("  wrong: the path crosses diagonal " + std::to_string(bounds[t]) + " at (" +
