@@ -37,14 +37,16 @@ __global__ void mergeSmallBatch_k(const T* in, const int* split, T* out, int d, 
     const bool active = b.gbx < N;  // the last block may have fewer segments
 
     // Step 1: stage the block's segments; they are contiguous in memory, so
-    // thread t loads element t: one coalesced load for the whole block.
+    // thread t loads element t: one coalesced load for the whole block. The
+    // split is loaded in the same breath, so both wait for memory together
+    // rather than one after the other (tuning: one memory latency, not two).
+    const int nA = active ? split[b.gbx] : 0;
     if (active) s[threadIdx.x] = in[b.gbx * d + b.tidx];
     __syncthreads();
     if (!active) return;
 
     // Step 2: merge path inside this thread's segment (Part 1's diagonal search).
     const T* seg = s + b.Qt * d;
-    const int nA = split[b.gbx];
     out[b.gbx * d + b.tidx] = mergeOutputAt(seg, nA, seg + nA, d - nA, b.tidx);
     // [Q3 ends] -----------------------------------------------------------------
 }
