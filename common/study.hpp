@@ -36,7 +36,6 @@ public:
     // `study` is the question's label ("Q2"); `implementation` the build's.
     StudyTable(std::string study, std::string title, std::string implementation);
     void add(StudyRow row);
-    const std::vector<StudyRow>& rows() const { return rows_; }
 
     // Terminal: one line per row: n, d and shape where used, our time, our
     // keys/s, each peer's time and our ratio to it.

@@ -24,6 +24,12 @@ Timing timeCpu(const std::function<void()>& work, int warmup = 1, int runs = 5);
 double inPlaceSortMs(void* dWork, const void* dPristine, std::size_t bytes, const std::function<void()>& sort,
                      int runs);
 
+// The same for two device buffers of equal size (DeviceBuffer<T>).
+template <class Buffer>
+double inPlaceSortMs(Buffer& work, const Buffer& pristine, const std::function<void()>& sort, int runs) {
+    return inPlaceSortMs(work.data(), pristine.data(), work.size() * sizeof(*work.data()), sort, runs);
+}
+
 // Measured device-to-device copy bandwidth in bytes/s (bytes read + bytes
 // written), the memory-bound floor that kernel throughputs are compared with.
 double copyBandwidth(std::size_t bytes);

@@ -62,12 +62,6 @@ bool gpuChecks(std::uint64_t seed) {
     return ok;
 }
 
-// Time of an in-place sort of work (restored from pristine before each run).
-double sortMs(DeviceBuffer<int>& work, const DeviceBuffer<int>& pristine, long long n, int runs,
-              const std::function<void()>& sort) {
-    return inPlaceSortMs(work.data(), pristine.data(), static_cast<std::size_t>(n) * sizeof(int), sort, runs);
-}
-
 void timingStudy(int maxLog2, int runs, std::uint64_t seed, const std::string& csvPath) {
     const std::vector<Kernel> ks = kernels();
     StudyTable block("X1-X3", "one block, n = 2048: bitonic (X3) against odd-even (X1) and Part 3's mergeSort",
@@ -78,7 +72,7 @@ void timingStudy(int maxLog2, int runs, std::uint64_t seed, const std::string& c
         const std::vector<int> keys = randomKeys(static_cast<std::size_t>(n), caseSeed(seed, n, 9));
         DeviceBuffer<int> pristine(n, 0), work(n, 0);
         pristine.upload(keys);
-        const auto time = [&](const Sort& s) { return sortMs(work, pristine, n, runs, [&] { s(work.data(), n); }); };
+        const auto time = [&](const Sort& s) { return inPlaceSortMs(work, pristine, [&] { s(work.data(), n); }, runs); };
         const double merge = time([](int* d, long long m) { mergeSort(d, m); });
         peers::CubMergeSort cub(n);
         const double cubMs = time([&](int* d, long long) { cub.run(d); });

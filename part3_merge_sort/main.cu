@@ -11,7 +11,6 @@
 #include "gpu_runs.hpp"
 #include "part3.cuh"
 
-#include "../common/checks.hpp"
 #include "../common/cli.hpp"
 #include "../common/device_buffer.hpp"
 #include "../common/gpu.hpp"
@@ -22,8 +21,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <cstdio>
-#include <functional>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -31,12 +28,6 @@
 using namespace lab;
 
 namespace {
-
-// Time of an in-place sort of work (restored from pristine before each run).
-double sortMs(DeviceBuffer<int>& work, const DeviceBuffer<int>& pristine, long long n, int runs,
-              const std::function<void()>& sort) {
-    return inPlaceSortMs(work.data(), pristine.data(), static_cast<std::size_t>(n) * sizeof(int), sort, runs);
-}
 
 void studies(int maxLog2, int runs, std::uint64_t seed, const std::string& csvPath) {
     const std::string impl = part3Implementation();
@@ -66,10 +57,10 @@ void studies(int maxLog2, int runs, std::uint64_t seed, const std::string& csvPa
         DeviceBuffer<int> pristine(n, 0), work(n, 0), temp(n, 0);
         pristine.upload(keys);
         peers::CubMergeSort cub(n);
-        StudyRow row{n, 0, "", sortMs(work, pristine, n, runs, [&] { mergeSort(work.data(), n); }), {}};
-        row.peers.push_back({"cub::DeviceMergeSort", sortMs(work, pristine, n, runs, [&] { cub.run(work.data()); })});
-        row.peers.push_back({"thrust::sort", sortMs(work, pristine, n, runs, [&] { peers::thrustSort(work.data(), n); })});
-        row.peers.push_back({"rank-naive", sortMs(work, pristine, n, cpuRuns, [&] { peers::rankMergeSort(work.data(), temp.data(), n); })});
+        StudyRow row{n, 0, "", inPlaceSortMs(work, pristine, [&] { mergeSort(work.data(), n); }, runs), {}};
+        row.peers.push_back({"cub::DeviceMergeSort", inPlaceSortMs(work, pristine, [&] { cub.run(work.data()); }, runs)});
+        row.peers.push_back({"thrust::sort", inPlaceSortMs(work, pristine, [&] { peers::thrustSort(work.data(), n); }, runs)});
+        row.peers.push_back({"rank-naive", inPlaceSortMs(work, pristine, [&] { peers::rankMergeSort(work.data(), temp.data(), n); }, cpuRuns)});
         row.peers.push_back({"std::sort", n > (1 << 24) ? -1 : timeCpu([&] {
             auto copy = keys;
             std::sort(copy.begin(), copy.end());
@@ -85,7 +76,7 @@ void studies(int maxLog2, int runs, std::uint64_t seed, const std::string& csvPa
         pristine.upload(randomKeys(n, caseSeed(seed, n, 4)));
         for (const LaunchShape& s : studyShapes())
             q7.add({n, 0, std::to_string(s.threads) + "x" + std::to_string(s.itemsPerThread),
-                    sortMs(work, pristine, n, runs, [&] { mergeSortShaped(work.data(), n, s); }), {}});
+                    inPlaceSortMs(work, pristine, [&] { mergeSortShaped(work.data(), n, s); }, runs), {}});
     }
     q7.print();
     for (const StudyTable* t : {&q5, &q6, &q7}) t->appendCsv(csvPath);

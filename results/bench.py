@@ -21,12 +21,12 @@ from pathlib import Path
 
 LAB = Path(__file__).resolve().parent.parent
 
-# (demo, what it measures, its extra options)
+# (demo, what it measures)
 STUDIES = [
-    ("part1", "Q2: many merges against |A| + |B|", []),
-    ("part2", "Q3, Q4: batch merge and batch sort against d", []),
-    ("part3", "Q5, Q6 against CCCL; Q7 launch shapes against n", []),
-    ("extras", "X1-X4 against merge sort and CUB", []),
+    ("part1", "Q2: many merges against |A| + |B|"),
+    ("part2", "Q3, Q4: batch merge and batch sort against d"),
+    ("part3", "Q5, Q6 against CCCL; Q7 launch shapes against n"),
+    ("extras", "X1-X4 against merge sort and CUB"),
 ]
 
 
@@ -46,10 +46,10 @@ def main() -> int:
     studies = [s for s in STUDIES if not args.only or s[0] in args.only.split(",")]
     written: list[Path] = []
     with tempfile.TemporaryDirectory() as tmp:
-        for number, (demo, what, extra) in enumerate(studies, 1):
+        for number, (demo, what) in enumerate(studies, 1):
             print(f"[{number}/{len(studies)}] ./{demo}: {what} ...", flush=True)
             target = Path(tmp) / f"{demo}.csv"
-            cmd = [str(LAB / demo), "--no-draw", "--csv", str(target), *extra]
+            cmd = [str(LAB / demo), "--no-draw", "--csv", str(target)]
             if args.runs:
                 cmd += ["--runs", args.runs]
             t0 = time.monotonic()
