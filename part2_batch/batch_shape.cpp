@@ -10,7 +10,7 @@ namespace lab {
 
 int batchThreadsPerBlock(int d, int requested) {
     LAB_REQUIRE(d >= 1 && d <= kMaxBatchD, "d = " << d << " is not supported: batches need 1 <= d <= " << kMaxBatchD);
-    if (requested == 0) return kMaxBatchD / d * d;
+    if (requested == 0) return d <= kBatchBlockThreads ? kBatchBlockThreads / d * d : d;
     LAB_REQUIRE(requested > 0 && requested <= kMaxBatchD && requested % d == 0,
                 "threads per block = " << requested << " must be a positive multiple of d = " << d
                                        << " and at most " << kMaxBatchD);

@@ -20,8 +20,8 @@ struct BatchIndex {
 
 __device__ inline BatchIndex batchIndex(int d) {
     BatchIndex b;
-    b.tidx = threadIdx.x % d;
     b.Qt = threadIdx.x / d;
+    b.tidx = threadIdx.x - b.Qt * d;  // threadIdx.x % d, without a second division
     b.gbx = b.Qt + static_cast<long long>(blockIdx.x) * (blockDim.x / d);
     return b;
 }
@@ -69,7 +69,10 @@ __global__ void sortSmall_k(const T* in, T* out, int d, long long N) {
     for (int w = 1; w < d; w *= 2) {
         if (active) {
             const T* seg = buf[src] + b.Qt * d;
-            const int start = b.tidx / (2 * w) * (2 * w);  // first value of this thread's pair of runs
+            // First value of this thread's pair of runs: tidx rounded down to a
+            // multiple of 2w, a power of two, so clearing the low bits does it
+            // (tuning: an integer division costs about as much as a short round's search).
+            const int start = b.tidx & -(2 * w);
             const int nA = min(w, d - start);
             const int nB = min(w, d - start - nA);
             buf[1 - src][threadIdx.x] = mergeOutputAt(seg + start, nA, seg + start + nA, nB, b.tidx - start);

@@ -109,8 +109,10 @@ std::vector<int> batchSizes() {
 // ---------------------------------------------------------------- shape (both questions)
 
 TEST_CASE("Batch launchers refuse bad d and N and threads per block", "[part2][Q3][Q4]") {
-    CHECK(batchThreadsPerBlock(1) == 1024);
-    CHECK(batchThreadsPerBlock(3) == 1023);
+    CHECK(batchThreadsPerBlock(1) == 256);
+    CHECK(batchThreadsPerBlock(3) == 255);
+    CHECK(batchThreadsPerBlock(256) == 256);
+    CHECK(batchThreadsPerBlock(300) == 300);
     CHECK(batchThreadsPerBlock(1000) == 1000);
     CHECK(batchThreadsPerBlock(8, 24) == 24);
     for (int d : {0, -1, 1025}) CHECK_THROWS_AS(batchThreadsPerBlock(d), Error);
