@@ -22,9 +22,10 @@ namespace lab {
 constexpr int kMaxBatchD = 1024;
 
 // The default block size of a batch launch, in threads, when d allows it.
-// Measured, not required: 256-thread blocks kept an H200 busier than
-// 1024-thread ones (a block's barrier holds all its threads, and a
-// multiprocessor starts a new block only when one has finished entirely).
+// Measured, not required: on an H200, Q3 with d = 4 took 0.090 ms per 2^24
+// keys in 256-thread blocks and 0.110 ms in 1024-thread ones. A
+// multiprocessor frees a block's place only when all of its threads have
+// finished, so large blocks leave it partly idle while their last threads run.
 constexpr int kBatchBlockThreads = 256;
 
 const char* part2Implementation();

@@ -24,9 +24,9 @@ const char* part3Implementation() { return "reference"; }
 // [Q7 begins] -------------------------------------------------------------------
 // 256 threads x 16 items, a tile of 4096 outputs. Measured on an H200 (./part3's
 // study): with bank-conflict-free stores and one shared load per output, the
-// 16-item shapes sort 2^24..2^28 keys in 20-30% less time than the 8-item
+// 16-item shapes sort 2^24..2^28 keys in 15-22% less time than the 8-item
 // ones (fewer passes over memory: one per doubling of the run, from 4096 on),
-// and the 256-thread one merges fastest. 128 x 16 is as good for the sort.
+// and the 256-thread one merges fastest. 128 x 16 is almost as good.
 constexpr int kThreads = 256;
 constexpr int kItems = 16;
 // [Q7 ends] ---------------------------------------------------------------------
@@ -95,7 +95,8 @@ __global__ void partition_k(Job job, int tile, long long numTiles, long long* sp
 // ITEMS words apart: on only 32 / ITEMS of the 32 banks, an ITEMS-way bank
 // conflict. One spare word after every 32 shifts each group of 32 words by
 // one bank, and the same stores hit 32 different banks: value x lives at
-// padded(x). The searches read the plain layout; only stores of outputs use this one.
+// padded(x). The searches read the plain layout; values moving between a
+// thread's registers and shared memory go through the padded one.
 __host__ __device__ constexpr int padded(int x) { return x + x / 32; }
 
 // Thread-level merge: `count` (<= ITEMS) consecutive outputs of the merge of
