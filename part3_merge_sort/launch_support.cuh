@@ -62,6 +62,40 @@ private:
     T* p_ = nullptr;
 };
 
+// Programmatic dependent launch (compute capability 9.0 on; elsewhere these
+// do nothing). A kernel launched with launchAfterPrevious() may start while
+// the kernel before it in the stream is still finishing: it must call
+// waitForPreviousKernel() in every block before it reads what that kernel
+// wrote, or writes what it reads. allowNextKernel() says that the next kernel
+// may be scheduled now (this one keeps running).
+__device__ inline void waitForPreviousKernel() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    cudaGridDependencySynchronize();
+#endif
+}
+__device__ inline void allowNextKernel() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    cudaTriggerProgrammaticLaunchCompletion();
+#endif
+}
+
+// kernel<<<grid, block>>>(args...) on stream 0, allowed to overlap the end of
+// the previous kernel (see above). Checked like every launch.
+template <class... Params, class... Args>
+void launchAfterPrevious(void (*kernel)(Params...), unsigned grid, unsigned block, Args... args) {
+    cudaLaunchAttribute overlap[1] = {};
+    overlap[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    overlap[0].val.programmaticStreamSerializationAllowed = 1;
+    cudaLaunchConfig_t config = {};
+    config.gridDim = dim3(grid);
+    config.blockDim = dim3(block);
+    config.stream = 0;
+    config.attrs = overlap;
+    config.numAttrs = 1;
+    CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, static_cast<Params>(args)...));
+    CUDA_CHECK_LAUNCH(kernel);
+}
+
 inline long long ceilDiv(long long a, long long b) { return (a + b - 1) / b; }
 
 // The indices [begin, end) of an array: a tile's slice of A, or of B.

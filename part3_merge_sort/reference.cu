@@ -22,13 +22,13 @@ const char* part3Implementation() { return "reference"; }
 // kItems consecutive outputs per thread, a tile of kThreads * kItems outputs
 // per block. It must be one of studyShapes() (study_shapes.hpp).
 // [Q7 begins] -------------------------------------------------------------------
-// 256 threads x 16 items, a tile of 4096 outputs. Measured on an H200 (./part3's
-// study): with bank-conflict-free stores and one shared load per output, the
-// 16-item shapes sort 2^24..2^28 keys in 15-22% less time than the 8-item
-// ones (fewer passes over memory: one per doubling of the run, from 4096 on),
-// and the 256-thread one merges fastest. 128 x 16 is almost as good.
+// 256 threads x 17 items, a tile of 4352 outputs. Measured on an H200 (./part3's
+// study): long runs per thread mean fewer passes over memory (one per
+// doubling of the run, from the tile on) and fewer searches per output, and
+// an odd count keeps a warp's accesses to its threads' runs free of bank
+// conflicts (see the banks note below): 256 x 16 takes twice as long.
 constexpr int kThreads = 256;
-constexpr int kItems = 16;
+constexpr int kItems = 17;
 // [Q7 ends] ---------------------------------------------------------------------
 
 // ---------------------------------------------------------------- jobs
@@ -82,6 +82,8 @@ struct SortPass {
 template <class Job>
 __global__ void partition_k(Job job, int tile, long long numTiles, long long* splits) {
     // [Q5 begins] ---------------------------------------------------------------
+    waitForPreviousKernel();  // Tuning 3 (runMerge): the kernel before may still be running
+    allowNextKernel();
     const long long t = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x;
     if (t >= numTiles) return;
     const auto m = job.mergeOf(t, tile);
@@ -90,45 +92,120 @@ __global__ void partition_k(Job job, int tile, long long numTiles, long long* sp
 }
 
 // [Q5 begins] -------------------------------------------------------------------
-// Tuning 1, shared-memory banks. Thread t holds outputs [t * ITEMS, t * ITEMS
-// + ITEMS). Stored as they are, the 32 stores of a warp's r-th output land
-// ITEMS words apart: on only 32 / ITEMS of the 32 banks, an ITEMS-way bank
-// conflict. One spare word after every 32 shifts each group of 32 words by
-// one bank, and the same stores hit 32 different banks: value x lives at
-// padded(x). The searches read the plain layout; values moving between a
-// thread's registers and shared memory go through the padded one.
-__host__ __device__ constexpr int padded(int x) { return x + x / 32; }
+// Tuning 1, the partition's latency. A binary search in global memory is a
+// chain of about log2(n) loads, each waiting for the one before (hundreds of
+// cycles each). One thread per tile is plenty of threads for 2^27 values
+// (30 000 tiles), but a merge of 2^20 values has 241 tiles: 241 threads
+// wait on their chains while most of the GPU idles. There, G threads of a
+// warp search one diagonal together: at each step they probe G evenly spaced
+// points of the range at once and keep the one segment where the path
+// crosses, so the chain is only log_G(n) loads long (but G times as many
+// loads per step: with many tiles, one thread each is faster). The same
+// kernel as partition_k<Job> above, G threads per tile.
+template <int G, class Job>
+__global__ void partition_k(Job job, int tile, long long numTiles, long long* splits) {
+    waitForPreviousKernel();
+    allowNextKernel();
+    const long long t = (blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x) / G;
+    if (t >= numTiles) return;  // whole groups leave together: G divides the block
+    const auto m = job.mergeOf(t, tile);
+    const long long k = m.k0;
+    const int lane = threadIdx.x % G;
+    const int first = threadIdx.x % 32 / G * G;  // the group's first lane in the warp
+    const unsigned group = (G == 32 ? ~0u : (1u << G) - 1) << first;
+
+    // The crossing i is in [lo, hi]. Points i < hi are tested as in
+    // diagonalSearch: "after the crossing" when B[k-1-i] goes out before A[i].
+    long long lo = k > m.nB ? k - m.nB : 0;
+    long long hi = k < m.nA ? k : m.nA;
+    while (lo < hi) {
+        // Lane l probes the last point of segment l, [lo + l*step, lo + (l+1)*step);
+        // points past hi count as after.
+        const long long step = (hi - lo + G - 1) / G;
+        const long long x = lo + (lane + 1) * step - 1;
+        const bool after = x >= hi || bGoesFirst(m.B[k - 1 - x], m.A[x]);
+        const unsigned votes = (__ballot_sync(group, after) & group) >> first;
+        if (votes == 0) {  // every probe before the crossing: it is hi
+            lo = hi;
+            break;
+        }
+        // The first segment whose last point is after holds the crossing.
+        const int seg = __ffs(votes) - 1;
+        hi = min(hi, lo + (seg + 1) * step - 1);
+        lo += seg * step;
+    }
+    if (lane == 0) splits[t] = lo;
+}
+
+// Tuning 2, shared-memory banks: shared memory has 32 banks, word x in bank x % 32, and
+// the 32 threads of a warp are served at once only when their words lie in
+// different banks. Thread t holds outputs [t * ITEMS, t * ITEMS + ITEMS), so
+// when every thread reads or writes its r-th value, the warp touches words
+// ITEMS apart. With ITEMS odd they fall in 32 different banks; with ITEMS = 16
+// in only 2, and each access takes 16 turns. That is why the default shape
+// has 17 items per thread, not 16 (Q7).
+
+// Global -> shared, coalesced: s[x] = at(x) for x in [0, len), consecutive
+// threads at consecutive x. A full tile issues each thread's ITEMS loads
+// before its first store, so that ITEMS loads per thread are in flight at
+// once (memory latency is hidden by having many loads outstanding).
+template <int THREADS, int ITEMS, class T, class At>
+__device__ void loadTile(T* s, int len, At at) {
+    if (len == THREADS * ITEMS) {
+        T r[ITEMS];
+#pragma unroll
+        for (int q = 0; q < ITEMS; ++q) r[q] = at(threadIdx.x + q * THREADS);
+#pragma unroll
+        for (int q = 0; q < ITEMS; ++q) s[threadIdx.x + q * THREADS] = r[q];
+    } else {
+        for (int x = threadIdx.x; x < len; x += THREADS) s[x] = at(x);
+    }
+}
 
 // Thread-level merge: `count` (<= ITEMS) consecutive outputs of the merge of
-// sA[0, nA) and sB[0, nB) from point (i, j) on, into v. Stable: A on ties.
-// Tuning 2, one shared load per output: the next values of A and of B wait in
-// registers (a, b); taking one loads only its successor. When a side runs out
-// that load reads one past its end (sA[nA] is sB[0]; the caller leaves a
-// spare slot after sB[nB - 1]), and the value read is never used.
+// A = s[0, nA) and B = s[nA, nA + nB) (one array in shared memory), from
+// point (i, j) on, into v. Stable: A on ties.
+// One shared load per output: the next values of A and of B wait in
+// registers (a, b); taking one loads only its successor, from s[ia] or s[ib]
+// (one load from a chosen index, not a load on each branch). When a side runs
+// out, that load reads the slot after it (the caller leaves one spare slot
+// after B), and the value read is never used.
 template <int ITEMS, class T>
-__device__ void mergeRun(const T* sA, int nA, const T* sB, int nB, int i, int j, int count, T (&v)[ITEMS]) {
-    T a = sA[i], b = sB[j];
+__device__ void mergeRun(const T* s, int nA, int nB, int i, int j, int count, T (&v)[ITEMS]) {
+    int ia = i, ib = nA + j;
+    const int endB = nA + nB;
+    T a = s[ia], b = s[ib];
 #pragma unroll
     for (int r = 0; r < ITEMS; ++r) {
         if (r < count) {
-            const bool fromA = j >= nB || (i < nA && !bGoesFirst(b, a));
+            const bool fromA = ib >= endB || (ia < nA && !bGoesFirst(b, a));
             v[r] = fromA ? a : b;
-            if (fromA) a = sA[++i];
-            else b = sB[++j];
+            ia += fromA;
+            ib += !fromA;
+            const T next = s[fromA ? ia : ib];
+            a = fromA ? next : a;
+            b = fromA ? b : next;
         }
     }
 }
 
 // Outputs to global memory, coalesced: v holds outputs [kk, kk + ITEMS) of
-// the tile (len outputs in all), written to dst[0, len) through s, in the
-// padded layout. s must be free (a barrier after its last reads).
+// the tile (len outputs in all); they go to s (word kk + r: ITEMS apart
+// across the warp, see the banks above), then from s to dst[0, len),
+// consecutive threads at consecutive addresses. s must be free (a barrier
+// after its last reads).
 template <int THREADS, int ITEMS, class T>
 __device__ void storeTile(T* s, const T (&v)[ITEMS], int kk, int len, T* dst) {
 #pragma unroll
     for (int r = 0; r < ITEMS; ++r)
-        if (kk + r < len) s[padded(kk + r)] = v[r];
+        if (kk + r < len) s[kk + r] = v[r];
     __syncthreads();
-    for (int x = threadIdx.x; x < len; x += THREADS) dst[x] = s[padded(x)];
+    if (len == THREADS * ITEMS) {
+#pragma unroll
+        for (int q = 0; q < ITEMS; ++q) dst[threadIdx.x + q * THREADS] = s[threadIdx.x + q * THREADS];
+    } else {
+        for (int x = threadIdx.x; x < len; x += THREADS) dst[x] = s[x];
+    }
 }
 // [Q5 ends] ---------------------------------------------------------------------
 
@@ -139,9 +216,10 @@ template <int THREADS, int ITEMS, class T, class Job>
 __global__ void __launch_bounds__(THREADS) mergeTiles_k(Job job, const long long* splits) {
     // [Q5 begins] ---------------------------------------------------------------
     constexpr int TILE = THREADS * ITEMS;
-    __shared__ T s[padded(TILE) + 1];  // the slices, then the outputs (padded); + 1: mergeRun's spare slot
+    __shared__ T s[TILE + 1];  // the slices, then the outputs; + 1: mergeRun's spare slot
     const long long t = blockIdx.x;
     const TileMerge<T> m = job.mergeOf(t, TILE);
+    waitForPreviousKernel();  // for the splits (Tuning 3, runMerge)
 
     // Step 1: the tile's outputs [k0, k1) of its merge come from its slices
     // a of A and b of B. The next tile's split ends ours, unless ours ends
@@ -154,9 +232,10 @@ __global__ void __launch_bounds__(THREADS) mergeTiles_k(Job job, const long long
     const int len = lenA + static_cast<int>(b.size());
     const int lenB = len - lenA;
 
-    // Step 2: load both slices into shared memory: s[0, lenA) from A,
-    // s[lenA, len) from B, consecutive threads at consecutive addresses.
-    for (int x = threadIdx.x; x < len; x += THREADS) s[x] = x < lenA ? m.A[a.begin + x] : m.B[b.begin + x - lenA];
+    // Step 2: load both slices into shared memory, coalesced: s[0, lenA)
+    // from A, s[lenA, len) from B.
+    loadTile<THREADS, ITEMS>(s, len, [&](int x) { return x < lenA ? m.A[a.begin + x] : m.B[b.begin + x - lenA]; });
+    allowNextKernel();
     __syncthreads();
 
     // Step 3: this thread's outputs [kk, kk + ITEMS) of the tile, from the
@@ -164,88 +243,99 @@ __global__ void __launch_bounds__(THREADS) mergeTiles_k(Job job, const long long
     const int kk = min(static_cast<int>(threadIdx.x) * ITEMS, len);
     const int i = diagonalSearch(s, lenA, s + lenA, lenB, kk);
     T v[ITEMS];
-    mergeRun(s, lenA, s + lenA, lenB, i, kk - i, min(ITEMS, len - kk), v);
+    mergeRun(s, lenA, lenB, i, kk - i, min(ITEMS, len - kk), v);
     __syncthreads();  // everyone has read s: it can take the outputs
 
-    // Step 4: outputs to shared (padded), then to global memory coalesced.
+    // Step 4: outputs to shared, then to global memory coalesced.
     storeTile<THREADS>(s, v, kk, len, m.M + m.k0);
     // [Q5 ends] -----------------------------------------------------------------
 }
 
-// Q6, phase 1 (tile sort): block b sorts tile b of `in` (THREADS * ITEMS
-// values, fewer in the last tile) into `out`, which may be `in`.
-// Tuning: __launch_bounds__ asks for 1024 / THREADS resident blocks, i.e. at
-// most 64 registers per thread, so that half of a multiprocessor's threads
-// can be resident; with 16 values a thread otherwise takes 80 registers,
-// and fewer than 40% of the threads fit.
-template <int THREADS, int ITEMS, class T>
-__global__ void __launch_bounds__(THREADS, 1024 / THREADS) sortTiles_k(const T* in, T* out, long long n) {
-    // [Q6 begins] ---------------------------------------------------------------
-    constexpr int TILE = THREADS * ITEMS;
-    __shared__ T s[padded(TILE) + 1];  // the tile, plain or padded (see storeTile); + 1: mergeRun's spare slot
-    const long long base = blockIdx.x * static_cast<long long>(TILE);
-    const int len = static_cast<int>(min(static_cast<long long>(TILE), n - base));
-    const int kk = threadIdx.x * ITEMS;  // this thread's first position in the tile
-
-    // Step 1: load the tile, coalesced, into the padded layout: each thread
-    // then reads its ITEMS consecutive values free of bank conflicts.
-    for (int x = threadIdx.x; x < len; x += THREADS) s[padded(x)] = in[base + x];
-    __syncthreads();
-
-    // Step 2: runs of ITEMS: each thread sorts its own values in registers,
-    // by odd-even transposition (stable: neighbours swap only when the right
-    // one is strictly smaller). Threads past the end hold nothing.
-    const int mine = max(0, min(ITEMS, len - kk));
-    T v[ITEMS];
-#pragma unroll
-    for (int r = 0; r < ITEMS; ++r)
-        if (r < mine) v[r] = s[padded(kk + r)];
+// [Q6 begins] -------------------------------------------------------------------
+// Stable odd-even transposition sort of v[0, count) in registers: ITEMS
+// phases of neighbour compare-and-swaps, alternately at even and odd pairs;
+// neighbours swap only when the right one is strictly smaller.
+template <int ITEMS, class T>
+__device__ void sortRegisters(T (&v)[ITEMS], int count) {
 #pragma unroll
     for (int phase = 0; phase < ITEMS; ++phase) {
 #pragma unroll
         for (int r = phase % 2; r + 1 < ITEMS; r += 2) {
-            if (r + 1 < mine && bGoesFirst(v[r + 1], v[r])) {
+            if (r + 1 < count && bGoesFirst(v[r + 1], v[r])) {
                 const T x = v[r];
                 v[r] = v[r + 1];
                 v[r + 1] = x;
             }
         }
     }
+}
+
+// The tile sort of sortTiles_k for a tile of len values at s (loaded),
+// leaving them sorted in place. Tuning 5: every tile but the last is full;
+// the kernel runs those through a copy of this code made with FULL, where len
+// is the constant THREADS * ITEMS and the compiler drops every bound check
+// (a fifth of the instructions).
+template <int THREADS, int ITEMS, bool FULL, class T>
+__device__ void sortLoadedTile(T* s, int len, T (&v)[ITEMS]) {
+    if (FULL) len = THREADS * ITEMS;
+    const int kk = threadIdx.x * ITEMS;  // this thread's first position in the tile
+
+    // Step 2: runs of ITEMS: each thread sorts its own values in registers.
+    // Threads past the end hold nothing.
+    const int mine = max(0, min(ITEMS, len - kk));
+#pragma unroll
+    for (int r = 0; r < ITEMS; ++r)
+        if (r < mine) v[r] = s[kk + r];
+    sortRegisters(v, mine);
 
     // Step 3: rounds merge neighbouring runs of width = ITEMS, 2 ITEMS, ...:
-    // the runs in v go back to s (through the padded layout, to avoid bank
-    // conflicts, then to the plain layout the search reads), and each thread
-    // merges the ITEMS outputs at kk of its pair of runs. A pair of runs is
-    // the work of 2 * width / ITEMS threads, a power of two: the pair's first
-    // thread is threadIdx.x with its low bits cleared, no division needed.
+    // the runs in v go back to s, and each thread merges the ITEMS outputs at
+    // kk of its pair of runs. A pair of runs is the work of 2 * width / ITEMS
+    // threads, a power of two: the pair's first thread is threadIdx.x with its
+    // low bits cleared, no division needed.
     for (int width = ITEMS, pairThreads = 2; width < len; width *= 2, pairThreads *= 2) {
         __syncthreads();  // everyone has read s
 #pragma unroll
         for (int r = 0; r < ITEMS; ++r)
-            if (kk + r < len) s[padded(kk + r)] = v[r];
-        __syncthreads();
-        // Padded -> plain, through v (free until the merge refills it), in
-        // striped order: free of bank conflicts both ways.
-#pragma unroll
-        for (int q = 0; q < ITEMS; ++q)
-            if (threadIdx.x + q * THREADS < len) v[q] = s[padded(threadIdx.x + q * THREADS)];
-        __syncthreads();
-#pragma unroll
-        for (int q = 0; q < ITEMS; ++q)
-            if (threadIdx.x + q * THREADS < len) s[threadIdx.x + q * THREADS] = v[q];
+            if (kk + r < len) s[kk + r] = v[r];
         __syncthreads();
         if (kk < len) {
             const int start = (threadIdx.x & ~(pairThreads - 1)) * ITEMS;
             const int nA = min(width, len - start);
             const int nB = min(width, len - start - nA);
             const int i = diagonalSearch(s + start, nA, s + start + nA, nB, kk - start);
-            mergeRun(s + start, nA, s + start + nA, nB, i, kk - start - i, min(ITEMS, len - kk), v);
+            mergeRun(s + start, nA, nB, i, kk - start - i, min(ITEMS, len - kk), v);
         }
     }
+    __syncthreads();  // everyone has read s
+}
+// [Q6 ends] ---------------------------------------------------------------------
 
-    // Step 4: store the sorted tile, coalesced (as mergeTiles_k does).
+// Q6, phase 1 (tile sort): block b sorts tile b of `in` (THREADS * ITEMS
+// values, fewer in the last tile) into `out`, which may be `in`.
+// Tuning: __launch_bounds__ asks for 1024 / THREADS resident blocks, i.e. at
+// most 64 registers per thread, so that half of a multiprocessor's threads
+// can be resident; with 17 Tagged values a thread otherwise takes more.
+template <int THREADS, int ITEMS, class T>
+__global__ void __launch_bounds__(THREADS, 1024 / THREADS) sortTiles_k(const T* in, T* out, long long n) {
+    // [Q6 begins] ---------------------------------------------------------------
+    constexpr int TILE = THREADS * ITEMS;
+    __shared__ T s[TILE + 1];  // + 1: mergeRun's spare slot
+    const long long base = blockIdx.x * static_cast<long long>(TILE);
+    const int len = static_cast<int>(min(static_cast<long long>(TILE), n - base));
+
+    // Step 1: load the tile, coalesced.
+    waitForPreviousKernel();
+    loadTile<THREADS, ITEMS>(s, len, [&](int x) { return in[base + x]; });
+    allowNextKernel();
     __syncthreads();
-    storeTile<THREADS>(s, v, kk, len, out + base);
+
+    // Steps 2 and 3 (sortLoadedTile), then step 4: store the sorted tile,
+    // coalesced (as mergeTiles_k does).
+    T v[ITEMS];
+    if (len == TILE) sortLoadedTile<THREADS, ITEMS, true>(s, len, v);
+    else sortLoadedTile<THREADS, ITEMS, false>(s, len, v);
+    storeTile<THREADS>(s, v, threadIdx.x * ITEMS, len, out + base);
     // [Q6 ends] -----------------------------------------------------------------
 }
 
@@ -253,17 +343,31 @@ __global__ void __launch_bounds__(THREADS, 1024 / THREADS) sortTiles_k(const T* 
 
 // [Q5 begins] -------------------------------------------------------------------
 // Partition, then merge, for any job covering numTiles tiles.
+// splits: room for numTiles values (the caller's, so that a sort's passes
+// share one allocation).
+// Tuning 1: threads per partition search, the most (up to 32) that keep the
+// partition to about 32768 threads (measured on an H200 from 2^16 to 2^27).
+// Tuning 3: a sort runs 2 kernels per pass, and a pass of 2^20 values takes
+// a few microseconds, as long as the gap between two kernels. Each kernel is
+// launched to overlap the end of the one before (launchAfterPrevious), and
+// waits for it only where it needs its results.
 template <int THREADS, int ITEMS, class T, class Job>
-void runMerge(const Job& job, long long numTiles) {
+void runMerge(const Job& job, long long numTiles, long long* splits) {
     constexpr int TILE = THREADS * ITEMS;
     LAB_REQUIRE(numTiles <= INT_MAX, "too many tiles (" << numTiles << ") for one grid");
-    Scratch<long long> splits(numTiles);
     constexpr int kPartitionThreads = 256;
-    partition_k<<<static_cast<unsigned>(ceilDiv(numTiles, kPartitionThreads)), kPartitionThreads>>>(
-        job, TILE, numTiles, splits.get());
-    CUDA_CHECK_LAUNCH("partition_k");
-    mergeTiles_k<THREADS, ITEMS, T><<<static_cast<unsigned>(numTiles), THREADS>>>(job, splits.get());
-    CUDA_CHECK_LAUNCH("mergeTiles_k");
+    int group = 32;
+    while (group > 1 && numTiles * group > 32768) group /= 2;
+    if (group == 2) group = 1;  // two threads probe no deeper than one
+    const auto blocks = static_cast<unsigned>(ceilDiv(numTiles * group, kPartitionThreads));
+    auto partition = partition_k<Job>;
+    if (group == 32) partition = partition_k<32, Job>;
+    if (group == 16) partition = partition_k<16, Job>;
+    if (group == 8) partition = partition_k<8, Job>;
+    if (group == 4) partition = partition_k<4, Job>;
+    launchAfterPrevious(partition, blocks, kPartitionThreads, job, TILE, numTiles, splits);
+    launchAfterPrevious(mergeTiles_k<THREADS, ITEMS, T, Job>, static_cast<unsigned>(numTiles), THREADS, job,
+                        static_cast<const long long*>(splits));
 }
 // [Q5 ends] ---------------------------------------------------------------------
 
@@ -273,7 +377,9 @@ void mergeLargeImpl(const T* dA, long long nA, const T* dB, long long nB, T* dM)
     // [Q5 begins] ---------------------------------------------------------------
     const long long n = nA + nB;
     if (n == 0) return;
-    runMerge<THREADS, ITEMS, T>(TwoArrays<T>{{dA, nA, dB, nB, dM, 0}}, ceilDiv(n, THREADS * ITEMS));
+    const long long numTiles = ceilDiv(n, THREADS * ITEMS);
+    Scratch<long long> splits(numTiles);
+    runMerge<THREADS, ITEMS, T>(TwoArrays<T>{{dA, nA, dB, nB, dM, 0}}, numTiles, splits.get());
     // [Q5 ends] -----------------------------------------------------------------
 }
 
@@ -291,6 +397,7 @@ void mergeSortImpl(T* dData, long long n) {
         return;
     }
     Scratch<T> temp(n);
+    Scratch<long long> splits(numTiles);
 
     // Which buffer holds the result: each pass moves the data to the other
     // buffer, so with an odd number of passes phase 1 writes its sorted tiles
@@ -305,7 +412,7 @@ void mergeSortImpl(T* dData, long long n) {
     CUDA_CHECK_LAUNCH("sortTiles_k");
     // Phase 2: passes of the large merge, runs of TILE, 2*TILE, ... until one run.
     for (long long width = TILE; width < n; width *= 2) {
-        runMerge<THREADS, ITEMS, T>(SortPass<T>{src, dst, n, width}, numTiles);
+        runMerge<THREADS, ITEMS, T>(SortPass<T>{src, dst, n, width}, numTiles, splits.get());
         std::swap(src, dst);
     }
     // [Q6 ends] -----------------------------------------------------------------

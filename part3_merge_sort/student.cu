@@ -128,12 +128,16 @@ __global__ void __launch_bounds__(THREADS) mergeTiles_k(Job job, const long long
     // [Q5 ends] -----------------------------------------------------------------
 }
 
+// [Q6 begins] -------------------------------------------------------------------
+// TODO(Q6): device helpers of the tile sort, if you want some (for example a
+//   thread's sort of its own ITEMS values).
+// [Q6 ends] ---------------------------------------------------------------------
+
 // Q6, phase 1 (tile sort): block b sorts tile b of `in` (THREADS * ITEMS
 // values, fewer in the last tile) into `out`, which may be `in`.
 // Tuning: __launch_bounds__ asks for 1024 / THREADS resident blocks, i.e. at
 // most 64 registers per thread, so that half of a multiprocessor's threads
-// can be resident; with 16 values a thread otherwise takes 80 registers,
-// and fewer than 40% of the threads fit.
+// can be resident; with 17 Tagged values a thread otherwise takes more.
 template <int THREADS, int ITEMS, class T>
 __global__ void __launch_bounds__(THREADS, 1024 / THREADS) sortTiles_k(const T* in, T* out, long long n) {
     // [Q6 begins] ---------------------------------------------------------------

@@ -13,7 +13,7 @@ struct Shape {
     static constexpr int items = ITEMS;
 };
 
-using StudyShapes = std::tuple<Shape<128, 4>, Shape<128, 8>, Shape<128, 16>, Shape<256, 8>, Shape<256, 16>,
-                               Shape<512, 8>>;
+using StudyShapes = std::tuple<Shape<128, 4>, Shape<128, 8>, Shape<128, 17>, Shape<256, 8>, Shape<256, 16>,
+                               Shape<256, 17>>;
 
 }  // namespace lab
