@@ -74,7 +74,7 @@ void timingStudy(int maxLog2, int runs, std::uint64_t seed, const std::string& c
         pristine.upload(keys);
         const auto time = [&](const Sort& s) { return inPlaceSortMs(work, pristine, [&] { s(work.data(), n); }, runs); };
         const double merge = time([](int* d, long long m) { mergeSort(d, m); });
-        peers::CubMergeSort cub(n);
+        peers::CubMergeSort<int> cub(n);
         const double cubMs = time([&](int* d, long long) { cub.run(d); });
         const double cpu = n > (1 << 24) ? -1 : timeCpu([&] {
             auto copy = keys;

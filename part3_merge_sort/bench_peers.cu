@@ -12,29 +12,40 @@
 
 namespace lab::peers {
 
-void thrustMerge(const int* dA, long long nA, const int* dB, long long nB, int* dM) {
+template <class T>
+void thrustMerge(const T* dA, long long nA, const T* dB, long long nB, T* dM) {
     thrust::merge(thrust::device, dA, dA + nA, dB, dB + nB, dM);
     CUDA_CHECK_LAUNCH("thrust::merge");
 }
+template void thrustMerge<int>(const int*, long long, const int*, long long, int*);
+template void thrustMerge<Tagged>(const Tagged*, long long, const Tagged*, long long, Tagged*);
 
 void thrustSort(int* dData, long long n) {
     thrust::sort(thrust::device, dData, dData + n);
     CUDA_CHECK_LAUNCH("thrust::sort");
 }
 
-CubMergeSort::CubMergeSort(long long n) : n_(n) {
+template <class T>
+CubMergeSort<T>::CubMergeSort(long long n) : n_(n) {
     std::size_t bytes = 0;
-    CUDA_CHECK(cub::DeviceMergeSort::StableSortKeys(nullptr, bytes, static_cast<int*>(nullptr), n, thrust::less<int>()));
+    CUDA_CHECK(cub::DeviceMergeSort::StableSortKeys(nullptr, bytes, static_cast<T*>(nullptr), n, thrust::less<T>()));
     bytes_ = bytes;
     CUDA_CHECK(cudaMalloc(&temp_, bytes));
 }
 
-CubMergeSort::~CubMergeSort() { cudaFree(temp_); }
-
-void CubMergeSort::run(int* dData) {
-    std::size_t bytes = bytes_;
-    CUDA_CHECK(cub::DeviceMergeSort::StableSortKeys(temp_, bytes, dData, n_, thrust::less<int>()));
+template <class T>
+CubMergeSort<T>::~CubMergeSort() {
+    cudaFree(temp_);
 }
+
+template <class T>
+void CubMergeSort<T>::run(T* dData) {
+    std::size_t bytes = bytes_;
+    CUDA_CHECK(cub::DeviceMergeSort::StableSortKeys(temp_, bytes, dData, n_, thrust::less<T>()));
+}
+
+template class CubMergeSort<int>;
+template class CubMergeSort<Tagged>;
 
 namespace {
 

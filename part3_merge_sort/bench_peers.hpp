@@ -2,19 +2,25 @@
 // lab is meant to beat. Kept apart from main.cu so their long compile happens once.
 #pragma once
 
+#include "../common/tagged.hpp"
+
 namespace lab::peers {
 
-void thrustMerge(const int* dA, long long nA, const int* dB, long long nB, int* dM);
+// thrust::merge (stable: A first on ties); T is int or Tagged.
+template <class T>
+void thrustMerge(const T* dA, long long nA, const T* dB, long long nB, T* dM);
 void thrustSort(int* dData, long long n);  // thrust::sort (a radix sort for int keys)
 
-// cub::DeviceMergeSort::StableSortKeys, with its temporary storage owned here.
+// cub::DeviceMergeSort::StableSortKeys, with its temporary storage owned here;
+// T is int or Tagged.
+template <class T>
 class CubMergeSort {
 public:
     explicit CubMergeSort(long long n);
     ~CubMergeSort();
     CubMergeSort(const CubMergeSort&) = delete;
     CubMergeSort& operator=(const CubMergeSort&) = delete;
-    void run(int* dData);
+    void run(T* dData);
 
 private:
     long long n_;

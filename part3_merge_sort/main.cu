@@ -51,12 +51,23 @@ void studies(int maxLog2, int runs, std::uint64_t seed, const std::string& csvPa
         q5.add(row);
     }
     q5.print();
+    StudyTable q5t("Q5 tagged", "mergeLarge of |A| = |B| = n/2 random tagged keys (8 bytes) against CCCL", impl);
+    for (long long n : {1LL << 20, 1LL << 24, 1LL << 27}) {
+        const long long h = n / 2;
+        DeviceBuffer<Tagged> dA(h, 0), dB(h, 0), dM(n, 0);
+        dA.upload(tagKeys(sortedKeys(InputKind::Random, h, caseSeed(seed, n, 5)), 0));
+        dB.upload(tagKeys(sortedKeys(InputKind::Random, h, caseSeed(seed, n, 6)), static_cast<int>(h)));
+        StudyRow row{n, 0, "", timeGpu([&] { mergeLarge(dA.data(), h, dB.data(), h, dM.data()); }, 2, runs).medianMs, {}};
+        row.peers.push_back({"thrust::merge", timeGpu([&] { peers::thrustMerge(dA.data(), h, dB.data(), h, dM.data()); }, 2, runs).medianMs});
+        q5t.add(row);
+    }
+    q5t.print();
     StudyTable q6("Q6", "mergeSort of n random keys against CCCL, the naive GPU merge sort, std::sort", impl);
-    for (long long n : {1LL << 16, 1LL << 20, 1LL << 24, 1LL << 27}) {
+    for (long long n : {1LL << 16, 1LL << 20, 1LL << 24, 1LL << 27, 1LL << 28}) {
         const auto keys = randomKeys(n, caseSeed(seed, n, 3));
         DeviceBuffer<int> pristine(n, 0), work(n, 0), temp(n, 0);
         pristine.upload(keys);
-        peers::CubMergeSort cub(n);
+        peers::CubMergeSort<int> cub(n);
         StudyRow row{n, 0, "", inPlaceSortMs(work, pristine, [&] { mergeSort(work.data(), n); }, runs), {}};
         row.peers.push_back({"cub::DeviceMergeSort", inPlaceSortMs(work, pristine, [&] { cub.run(work.data()); }, runs)});
         row.peers.push_back({"thrust::sort", inPlaceSortMs(work, pristine, [&] { peers::thrustSort(work.data(), n); }, runs)});
@@ -68,6 +79,16 @@ void studies(int maxLog2, int runs, std::uint64_t seed, const std::string& csvPa
         q6.add(row);
     }
     q6.print();
+    StudyTable q6t("Q6 tagged", "mergeSort of n random tagged keys (8 bytes) against CCCL", impl);
+    for (long long n : {1LL << 20, 1LL << 24, 1LL << 27}) {
+        DeviceBuffer<Tagged> pristine(n, 0), work(n, 0);
+        pristine.upload(tagKeys(randomKeys(n, caseSeed(seed, n, 7)), 0));
+        peers::CubMergeSort<Tagged> cub(n);
+        StudyRow row{n, 0, "", inPlaceSortMs(work, pristine, [&] { mergeSort(work.data(), n); }, runs), {}};
+        row.peers.push_back({"cub::DeviceMergeSort", inPlaceSortMs(work, pristine, [&] { cub.run(work.data()); }, runs)});
+        q6t.add(row);
+    }
+    q6t.print();
     std::cout << "(thrust::sort is a radix sort for int keys: the bar a comparison sort is not expected to reach)\n\n";
     StudyTable q7("Q7", "mergeSort against n for every launch shape (threads x items)", impl);
     for (int lg = 10; lg <= maxLog2; lg += 2) {
@@ -79,7 +100,7 @@ void studies(int maxLog2, int runs, std::uint64_t seed, const std::string& csvPa
                     inPlaceSortMs(work, pristine, [&] { mergeSortShaped(work.data(), n, s); }, runs), {}});
     }
     q7.print();
-    for (const StudyTable* t : {&q5, &q6, &q7}) t->appendCsv(csvPath);
+    for (const StudyTable* t : {&q5, &q5t, &q6, &q6t, &q7}) t->appendCsv(csvPath);
     if (!csvPath.empty()) std::cout << "Wrote " << csvPath << "\n";
 }
 
