@@ -172,7 +172,7 @@ __device__ void loadTile(T* s, int len, At at) {
 // after B), and the value read is never used.
 template <int ITEMS, class T>
 __device__ void mergeRun(const T* s, int nA, int nB, int i, int j, int count, T (&v)[ITEMS]) {
-    int ia = i, ib = nA + j;
+    int ia = i, ib = nA + j;  // where A's and B's next values lie in s
     const int endB = nA + nB;
     T a = s[ia], b = s[ib];
 #pragma unroll
@@ -180,9 +180,10 @@ __device__ void mergeRun(const T* s, int nA, int nB, int i, int j, int count, T 
         if (r < count) {
             const bool fromA = ib >= endB || (ia < nA && !bGoesFirst(b, a));
             v[r] = fromA ? a : b;
-            ia += fromA;
-            ib += !fromA;
-            const T next = s[fromA ? ia : ib];
+            const int at = (fromA ? ia : ib) + 1;  // the successor of the value taken
+            const T next = s[at];
+            ia = fromA ? at : ia;
+            ib = fromA ? ib : at;
             a = fromA ? next : a;
             b = fromA ? b : next;
         }
@@ -243,7 +244,8 @@ __global__ void __launch_bounds__(THREADS) mergeTiles_k(Job job, const long long
     const int kk = min(static_cast<int>(threadIdx.x) * ITEMS, len);
     const int i = diagonalSearch(s, lenA, s + lenA, lenB, kk);
     T v[ITEMS];
-    mergeRun(s, lenA, lenB, i, kk - i, min(ITEMS, len - kk), v);
+    if (len == TILE) mergeRun(s, lenA, lenB, i, kk - i, ITEMS, v);  // a constant count: no bound checks
+    else mergeRun(s, lenA, lenB, i, kk - i, min(ITEMS, len - kk), v);
     __syncthreads();  // everyone has read s: it can take the outputs
 
     // Step 4: outputs to shared, then to global memory coalesced.
@@ -272,9 +274,9 @@ __device__ void sortRegisters(T (&v)[ITEMS], int count) {
 
 // The tile sort of sortTiles_k for a tile of len values at s (loaded),
 // leaving them sorted in place. Tuning 5: every tile but the last is full;
-// the kernel runs those through a copy of this code made with FULL, where len
-// is the constant THREADS * ITEMS and the compiler drops every bound check
-// (a fifth of the instructions).
+// the kernel runs those through a copy of this code made with FULL, where
+// every thread holds ITEMS values, a constant, and the compiler drops every
+// bound check.
 template <int THREADS, int ITEMS, bool FULL, class T>
 __device__ void sortLoadedTile(T* s, int len, T (&v)[ITEMS]) {
     if (FULL) len = THREADS * ITEMS;
@@ -282,7 +284,7 @@ __device__ void sortLoadedTile(T* s, int len, T (&v)[ITEMS]) {
 
     // Step 2: runs of ITEMS: each thread sorts its own values in registers.
     // Threads past the end hold nothing.
-    const int mine = max(0, min(ITEMS, len - kk));
+    const int mine = FULL ? ITEMS : max(0, min(ITEMS, len - kk));
 #pragma unroll
     for (int r = 0; r < ITEMS; ++r)
         if (r < mine) v[r] = s[kk + r];
@@ -297,14 +299,14 @@ __device__ void sortLoadedTile(T* s, int len, T (&v)[ITEMS]) {
         __syncthreads();  // everyone has read s
 #pragma unroll
         for (int r = 0; r < ITEMS; ++r)
-            if (kk + r < len) s[kk + r] = v[r];
+            if (r < mine) s[kk + r] = v[r];
         __syncthreads();
-        if (kk < len) {
+        if (mine > 0) {
             const int start = (threadIdx.x & ~(pairThreads - 1)) * ITEMS;
             const int nA = min(width, len - start);
             const int nB = min(width, len - start - nA);
             const int i = diagonalSearch(s + start, nA, s + start + nA, nB, kk - start);
-            mergeRun(s + start, nA, nB, i, kk - start - i, min(ITEMS, len - kk), v);
+            mergeRun(s + start, nA, nB, i, kk - start - i, mine, v);
         }
     }
     __syncthreads();  // everyone has read s
