@@ -153,7 +153,8 @@ GRADE := python3 tests/grading/grade.py
 GRADE_OPTS = $(if $(TIMEOUT),--timeout '$(TIMEOUT)') $(if $(TIMEOUT_SCALE),--timeout-scale '$(TIMEOUT_SCALE)') \
              $(if $(SANITIZE),--sanitize '$(SANITIZE)') $(if $(SEED),--seed '$(SEED)') \
              $(if $(NO_LARGE),--no-large '$(NO_LARGE)') $(if $(GRADE_PARTS),--parts '$(GRADE_PARTS)') \
-             $(if $(BUILD_TIMEOUT),--build-timeout '$(BUILD_TIMEOUT)') --arch '$(ARCH)'
+             $(if $(BUILD_TIMEOUT),--build-timeout '$(BUILD_TIMEOUT)') $(if $(TIMING),--timing '$(TIMING)') \
+             --arch '$(ARCH)'
 GRADE_OUT ?= grade-results
 GRADES ?= grades
 
@@ -205,7 +206,7 @@ help:
 	@echo "make plots            PNG figures from results/<gpu>/*.csv (no GPU; needs matplotlib)"
 	@echo "make clean            remove build/ and the demo binaries"
 	@echo "variables: IMPL=reference|student (now $(IMPL)), ARCH=native|sm_90|... (now $(ARCH)), DEBUG=1"
-	@echo "grading:   GRADE_OUT=dir TIMEOUT=s TIMEOUT_SCALE=x SANITIZE=1 SEED=n NO_LARGE=1 GRADE_PARTS=part1,part2"
+	@echo "grading:   GRADE_OUT=dir TIMEOUT=s TIMEOUT_SCALE=x SANITIZE=1 SEED=n NO_LARGE=1 GRADE_PARTS=part1,part2 TIMING=1"
 
 ALL_OBJS := $(COMMON_OBJS) $(TEST_MAIN) $(OBJ)/tests/test_common.o \
             $(foreach p,$(PARTS),$(OBJ)/tests/test_$(p).o $(call impl,$(p)) $(call objs,$(p),OBJS) \

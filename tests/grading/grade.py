@@ -29,6 +29,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import harness as h  # noqa: E402
 
 PROBE_TIMEOUT = 60
+DEMO_TIMEOUT = 600  # one demo's timing tables (TIMING=1)
+# Fewer runs and a smaller Q7 study than make bench: a ratio, not a figure to publish.
+DEMO_ARGS = ["--no-draw", "--runs", "3"]
+DEMO_EXTRA = {"part3": ["--max-log2", "22"]}
 
 
 # ---------------------------------------------------------------- options
@@ -42,6 +46,7 @@ class Options:
         self.sanitize = _flag("SANITIZE", args.sanitize)
         self.large = not _flag("NO_LARGE", args.no_large)
         self.arch = args.arch or "native"
+        self.timing = _flag("TIMING", args.timing)
         self.outputs = [Path(p).resolve() for p in (args.out, args.base) if p]  # never copied into a lab copy
         self.jobs = str(os.cpu_count() or 2)
         self.parts = [p for p, _ in h.PARTS] if not args.parts else args.parts.split(",")
@@ -162,6 +167,7 @@ def grade_one(submission: Path, out: Path, base: Path, opts: Options, student: s
         env.update({"LAB_SEED": str(opts.seed), "LAB_TRACE": "require", "NO_COLOR": "1"})
         if opts.large:
             env["LAB_LARGE"] = "1"
+        built = []
         for part, _ in h.PARTS:
             part_questions = [r for r in results.values() if r.question.part == part]
             if part not in opts.parts:
@@ -179,10 +185,78 @@ def grade_one(submission: Path, out: Path, base: Path, opts: Options, student: s
                 notes.append(f"{part} does not compile; its questions get 0 (first errors in logs/build-{part}.log)")
                 continue
             run_part(binary, part_questions, work, logs, opts, env, log, student)
+            built.append(part)
+        if opts.timing:
+            log(f"  {student}: timing the demos")
+            notes.append(time_submission(work, logs, opts, env, base, built))
     finally:
         if not keep:
             shutil.rmtree(work, ignore_errors=True)
     return write_outputs(out, student, list(results.values()), notes, opts.seed)
+
+
+# ---------------------------------------------------------------- speed (TIMING=1)
+
+
+_reference_timing: dict[str, tuple[dict, str]] = {}  # per part, once per grading run
+_reference_lock = threading.Lock()  # grade-all's workers share it
+
+
+def run_demo(lab: Path, impl: str, part: str, csv_path: Path, opts: Options, env: dict, log_path: Path) -> str:
+    """Builds and runs one demo's timing tables into csv_path; "" or why not."""
+    b = h.run(["make", f"-j{opts.jobs}", f"IMPL={impl}", f"ARCH={opts.arch}", f"build/{impl}/{part}"], lab,
+              opts.build_timeout, log=log_path.with_suffix(".build.log"))
+    if b.returncode != 0:
+        return f"{part} demo does not build"
+    csv_path.unlink(missing_ok=True)
+    r = h.run([str(lab / "build" / impl / part), *DEMO_ARGS, *DEMO_EXTRA.get(part, []), "--csv", str(csv_path)], lab,
+              DEMO_TIMEOUT, env={**env, "LAB_TRACE": "0"}, log=log_path)
+    if r.returncode != 0 or not csv_path.exists():
+        return f"./{part} {h.describe_exit(r, DEMO_TIMEOUT)}"
+    return ""
+
+
+def reference_timing(base: Path, part: str, opts: Options, env: dict) -> tuple[dict, str]:
+    """The reference's timing tables on this GPU, measured once per grading run
+    in a copy of the lab that keeps the instructor files."""
+    with _reference_lock:
+        return _reference_timing_locked(base, part, opts, env)
+
+
+def _reference_timing_locked(base: Path, part: str, opts: Options, env: dict) -> tuple[dict, str]:
+    if part not in _reference_timing:
+        lab = base.with_name(base.name + "-reference")
+        h.copy_lab(h.LAB, lab, exclude=tuple(opts.outputs), with_reference=True)
+        csv_path = lab / f"timing-{part}.csv"
+        why = run_demo(lab, "reference", part, csv_path, opts, env, lab / f"timing-{part}.log")
+        _reference_timing[part] = (h.read_timing_csv(csv_path) if not why else {}, why)
+    return _reference_timing[part]
+
+
+def time_submission(work: Path, logs: Path, opts: Options, env: dict, base: Path, built: list[str]) -> str:
+    """Each built part's demo tables, as ratios to the reference's (a note)."""
+    if not (h.LAB / "part1_merge_path" / "reference.cu").exists():
+        return "speed: not timed (this copy of the lab has no reference files to compare with)"
+    ratios, missing, gpu = {}, [], ""
+    for part in built:
+        reference, why = reference_timing(base, part, opts, env)
+        if why:
+            missing.append(f"the reference's {why}")
+            continue
+        csv_path = logs / f"timing-{part}.csv"
+        why = run_demo(work, "student", part, csv_path, opts, env, logs / f"timing-{part}.log")
+        if why:
+            missing.append(why)
+            continue
+        ratios.update(h.speed_ratios(h.read_timing_csv(csv_path), reference))
+        gpu = gpu or _gpu_name(csv_path)
+    return h.speed_note(ratios, gpu or "this GPU", missing)
+
+
+def _gpu_name(csv_path: Path) -> str:
+    import csv
+    with csv_path.open(newline="") as f:
+        return next((r.get("gpu", "") for r in csv.DictReader(f)), "")
 
 
 def run_part(binary: Path, results: list[h.QuestionResult], work: Path, logs: Path, opts: Options, env: dict,
@@ -411,6 +485,7 @@ def main(argv=None) -> int:
     p.add_argument("--no-large", help="1: leave out the [large] tier (arrays past 2^31)")
     p.add_argument("--seed", help="LAB_SEED for every test (default: a new one, written in the results)")
     p.add_argument("--arch", help="nvcc -arch (default native)")
+    p.add_argument("--timing", help="1: also time each part's demo against the reference (a note, no points)")
     p.add_argument("--parts", help="comma-separated parts to grade (default all)")
     args = p.parse_args(argv)
     try:

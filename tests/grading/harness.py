@@ -270,17 +270,18 @@ def _archive_readers(path: Path, notes: list[str]) -> dict:
 # ---------------------------------------------------------------- the pristine copy
 
 
-def copy_lab(lab: Path, dest: Path, exclude: tuple[Path, ...] = ()) -> None:
-    """The lab without instructor files (reference*), builds or grading outputs
-    (`exclude`: output folders that may lie inside the lab). Modification times
-    are kept, so objects built in a copy stay up to date."""
+def copy_lab(lab: Path, dest: Path, exclude: tuple[Path, ...] = (), with_reference: bool = False) -> None:
+    """The lab without instructor files (reference*, unless with_reference),
+    builds or grading outputs (`exclude`: output folders that may lie inside
+    the lab). Modification times are kept, so objects built in a copy stay up
+    to date."""
     skip = {p.resolve() for p in exclude} | {dest.resolve()}
 
     def ignore(folder, names):
-        return {n for n in names if n in SKIP_NAMES or n.startswith("reference") or n.startswith(".")
-                or (Path(folder) / n).resolve() in skip}
+        return {n for n in names if n in SKIP_NAMES or (n.startswith("reference") and not with_reference)
+                or n.startswith(".") or (Path(folder) / n).resolve() in skip}
 
-    shutil.copytree(lab, dest, ignore=ignore, copy_function=shutil.copy2, symlinks=False)
+    shutil.copytree(lab, dest, ignore=ignore, copy_function=shutil.copy2, symlinks=False, dirs_exist_ok=True)
 
 
 def place_files(work: Path, files: dict[str, bytes]) -> None:
@@ -469,6 +470,49 @@ def compile_errors(output: str, limit: int = 12) -> str:
 
 
 # ---------------------------------------------------------------- outputs
+
+
+# ---------------------------------------------------------------- speed (for information)
+
+
+def read_timing_csv(path: Path) -> dict[tuple[str, str, str, str], float]:
+    """A demo's --csv file (the lab's schema): median ms of the lab's kernel per
+    (study, n, d, shape); each row repeats it once per peer."""
+    import csv
+    rows: dict[tuple[str, str, str, str], float] = {}
+    try:
+        with path.open(newline="") as f:
+            for r in csv.DictReader(f):
+                try:
+                    ms = float(r["median_ms"])
+                except (KeyError, TypeError, ValueError):
+                    continue
+                if ms > 0 and r.get("study") not in (None, "copy"):
+                    rows[(r["study"], r.get("n", ""), r.get("d", ""), r.get("shape", ""))] = ms
+    except (OSError, UnicodeDecodeError):
+        return {}
+    return rows
+
+
+def speed_ratios(student: dict, reference: dict) -> dict[str, tuple[float, int]]:
+    """Per study: the geometric mean over the rows both measured of (student
+    time / reference time), and how many rows that is."""
+    import math
+    logs: dict[str, list[float]] = {}
+    for key, ms in student.items():
+        if key in reference:
+            logs.setdefault(key[0], []).append(math.log(ms / reference[key]))
+    return {study: (math.exp(sum(v) / len(v)), len(v)) for study, v in sorted(logs.items())}
+
+
+def speed_note(ratios: dict[str, tuple[float, int]], gpu: str, missing: list[str]) -> str:
+    """One line for the report: the ratios per study, and what could not be timed."""
+    text = "speed, for information (no points): your time / the reference's on " + gpu + \
+           " (geometric mean per study; below 1 is faster): "
+    text += ", ".join(f"{study} {ratio:.2f}" for study, (ratio, _) in ratios.items()) or "nothing comparable"
+    if missing:
+        text += "; not timed: " + "; ".join(missing)
+    return text
 
 
 def results_json(results: list[QuestionResult], notes: list[str], seed: int | None, extra: str = "") -> dict:

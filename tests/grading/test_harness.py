@@ -318,8 +318,51 @@ class Options(unittest.TestCase):
         self.assertEqual(self.parse("--sanitize", "yes"), 2)
         self.assertEqual(self.parse("--seed", "-3"), 2)
         self.assertEqual(self.parse("--parts", "part9"), 2)
+        self.assertEqual(self.parse("--timing", "fast"), 2)
         self.assertEqual(self.parse("--submission", "/nonexistent/submission"), 2)
         self.assertEqual(G.main(["grade-all", "--submissions", "/nonexistent"]), 2)
+
+
+class Speed(unittest.TestCase):
+    HEADER = "study,implementation,n,d,shape,median_ms,keys_per_s,peer,peer_ms,ratio,gpu\n"
+
+    def csv(self, folder: Path, name: str, rows: str) -> Path:
+        path = folder / name
+        path.write_text(self.HEADER + textwrap.dedent(rows))
+        return path
+
+    def test_ratios_are_geometric_means_over_rows_both_measured(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            ref = h.read_timing_csv(self.csv(Path(tmp), "ref.csv", """\
+                copy,cudaMemcpy,1024,0,,0.5,1,,,,GPU X
+                Q5,reference,1024,0,,1.0,1,thrust::merge,2.0,0.5,GPU X
+                Q5,reference,1024,0,,1.0,1,rank-naive,3.0,0.33,GPU X
+                Q5,reference,4096,0,,2.0,1,thrust::merge,2.0,1.0,GPU X
+                Q7,reference,4096,0,256x17,1.0,1,,,,GPU X
+                """))
+            student = h.read_timing_csv(self.csv(Path(tmp), "student.csv", """\
+                Q5,student,1024,0,,4.0,1,thrust::merge,2.0,2.0,GPU X
+                Q5,student,4096,0,,2.0,1,thrust::merge,2.0,1.0,GPU X
+                Q7,student,4096,0,128x4,9.0,1,,,,GPU X
+                Q9,student,1,0,,nan,1,,,,GPU X
+                """))
+        self.assertEqual(len(ref), 3)  # one time per row key; the copy row is no study
+        ratios = h.speed_ratios(student, ref)
+        self.assertEqual(set(ratios), {"Q5"})  # Q7's shapes differ: nothing to compare
+        self.assertAlmostEqual(ratios["Q5"][0], 2.0)  # (4 / 1 * 2 / 2) ** (1 / 2)
+        self.assertEqual(ratios["Q5"][1], 2)
+        note = h.speed_note(ratios, "GPU X", ["./part3 crashed"])
+        self.assertIn("Q5 2.00", note)
+        self.assertIn("no points", note)
+        self.assertIn("not timed: ./part3 crashed", note)
+
+    def test_a_missing_or_garbled_csv_times_nothing(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            self.assertEqual(h.read_timing_csv(Path(tmp) / "none.csv"), {})
+            bad = Path(tmp) / "bad.csv"
+            bad.write_bytes(b"\xff\xfe garbage")
+            self.assertEqual(h.read_timing_csv(bad), {})
+        self.assertIn("nothing comparable", h.speed_note({}, "GPU X", []))
 
 
 class Faults(unittest.TestCase):
