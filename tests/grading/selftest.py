@@ -10,6 +10,7 @@ edits; the other parts are the reference's, graded once with it.
 from __future__ import annotations
 
 import argparse
+import json
 import shutil
 import sys
 import time
@@ -28,6 +29,7 @@ def main() -> int:
     p.add_argument("--arch", default="native")
     p.add_argument("--out", default="grade-selftest")
     p.add_argument("--timeout-scale", default="1")
+    p.add_argument("--timing", action="store_true", help="also grade the reference with TIMING=1 and print its note")
     args = p.parse_args()
     out = Path(args.out).resolve()
     if out.exists():
@@ -44,11 +46,11 @@ def main() -> int:
         wanted = set(args.only.split(","))
         cases = [c for c in cases if c[0] in wanted]
 
-    def options(parts, sanitize):
+    def options(parts, sanitize, timing=False):
         ns = argparse.Namespace(timeout=None, timeout_scale=args.timeout_scale, build_timeout=None,
                                 sanitize="1" if sanitize else None, no_large=None, arch=args.arch,
                                 parts=",".join(parts) if parts else None, seed="20121125",
-                                out=str(out), base=None)
+                                out=str(out), base=None, timing="1" if timing else None)
         return G.Options(ns)
 
     base = G.prepare_base(out / "base", options(None, False), print)
@@ -79,8 +81,12 @@ def main() -> int:
     rows, failures = [], 0
     for (name, _, expect, parts, sanitize), (folder, work) in zip(cases, built):
         t1 = time.monotonic()
-        data = G.grade_one(folder, out / "results" / name, base, options(parts, sanitize), name,
+        timing = args.timing and name == "reference"
+        data = G.grade_one(folder, out / "results" / name, base, options(parts, sanitize, timing), name,
                            lambda m: None, {}, work=work)
+        if timing:
+            note = json.loads((out / "results" / name / "results.json").read_text())["output"]
+            print("\n".join(line for line in note.splitlines() if line.startswith("speed")))
         questions = h.all_questions(h.LAB)
         verdicts = []
         for qid, q in questions.items():
