@@ -198,7 +198,7 @@ def grade_one(submission: Path, out: Path, base: Path, opts: Options, student: s
 # ---------------------------------------------------------------- speed (TIMING=1)
 
 
-_reference_timing: dict[str, tuple[dict, str]] = {}  # per part, once per grading run
+_reference_timing: dict[str, tuple[dict, str, str]] = {}  # per part (rows, why not, GPU), once per grading run
 _reference_lock = threading.Lock()  # grade-all's workers share it
 
 
@@ -216,20 +216,21 @@ def run_demo(lab: Path, impl: str, part: str, csv_path: Path, opts: Options, env
     return ""
 
 
-def reference_timing(base: Path, part: str, opts: Options, env: dict) -> tuple[dict, str]:
+def reference_timing(base: Path, part: str, opts: Options, env: dict) -> tuple[dict, str, str]:
     """The reference's timing tables on this GPU, measured once per grading run
     in a copy of the lab that keeps the instructor files."""
     with _reference_lock:
         return _reference_timing_locked(base, part, opts, env)
 
 
-def _reference_timing_locked(base: Path, part: str, opts: Options, env: dict) -> tuple[dict, str]:
+def _reference_timing_locked(base: Path, part: str, opts: Options, env: dict) -> tuple[dict, str, str]:
     if part not in _reference_timing:
         lab = base.with_name(base.name + "-reference")
         h.copy_lab(h.LAB, lab, exclude=tuple(opts.outputs), with_reference=True)
         csv_path = lab / f"timing-{part}.csv"
         why = run_demo(lab, "reference", part, csv_path, opts, env, lab / f"timing-{part}.log")
-        _reference_timing[part] = (h.read_timing_csv(csv_path) if not why else {}, why)
+        _reference_timing[part] = (h.read_timing_csv(csv_path) if not why else {}, why,
+                                   _gpu_name(csv_path) if not why else "")
     return _reference_timing[part]
 
 
@@ -239,24 +240,27 @@ def time_submission(work: Path, logs: Path, opts: Options, env: dict, base: Path
         return "speed: not timed (this copy of the lab has no reference files to compare with)"
     ratios, missing, gpu = {}, [], ""
     for part in built:
-        reference, why = reference_timing(base, part, opts, env)
+        reference, why, gpu_name = reference_timing(base, part, opts, env)
         if why:
             missing.append(f"the reference's {why}")
             continue
+        gpu = gpu or gpu_name  # the reference's CSV names the GPU; a submission's could lie
         csv_path = logs / f"timing-{part}.csv"
         why = run_demo(work, "student", part, csv_path, opts, env, logs / f"timing-{part}.log")
         if why:
             missing.append(why)
             continue
         ratios.update(h.speed_ratios(h.read_timing_csv(csv_path), reference))
-        gpu = gpu or _gpu_name(csv_path)
     return h.speed_note(ratios, gpu or "this GPU", missing)
 
 
 def _gpu_name(csv_path: Path) -> str:
     import csv
-    with csv_path.open(newline="") as f:
-        return next((r.get("gpu", "") for r in csv.DictReader(f)), "")
+    try:
+        with csv_path.open(newline="") as f:
+            return next((r.get("gpu") or "" for r in csv.DictReader(f)), "")
+    except (OSError, UnicodeDecodeError, csv.Error):
+        return ""
 
 
 def run_part(binary: Path, results: list[h.QuestionResult], work: Path, logs: Path, opts: Options, env: dict,
