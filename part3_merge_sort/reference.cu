@@ -137,16 +137,16 @@ __global__ void partition_k(Job job, int tile, long long numTiles, long long* sp
     if (lane == 0) splits[t] = lo;
 }
 
-// Tuning 2, shared-memory banks: shared memory has 32 banks, word x in bank x % 32, and
-// the 32 threads of a warp are served at once only when their words lie in
-// different banks. Thread t holds outputs [t * ITEMS, t * ITEMS + ITEMS), so
-// when every thread reads or writes its r-th value, the warp touches words
-// ITEMS apart. With ITEMS odd they fall in 32 different banks; with ITEMS = 16
-// in only 2, and each access takes 16 turns. That is why the default shape
-// has 17 items per thread, not 16 (Q7).
+// Tuning 2, shared-memory banks. Shared memory has 32 banks, word x in bank
+// x % 32, and the 32 threads of a warp are served at once only when their
+// words lie in different banks. Thread t holds outputs [t * ITEMS, t * ITEMS
+// + ITEMS), so when every thread reads or writes its r-th value, the warp
+// touches words ITEMS apart. With ITEMS odd they fall in 32 different banks;
+// with ITEMS = 16 in only 2, and each access takes 16 turns. That is why the
+// default shape has 17 items per thread, not 16 (Q7).
 
 // Global -> shared, coalesced: s[x] = at(x) for x in [0, len), consecutive
-// threads at consecutive x. A full tile issues each thread's ITEMS loads
+// threads at consecutive x. Tuning 4: a full tile issues each thread's ITEMS loads
 // before its first store, so that ITEMS loads per thread are in flight at
 // once (memory latency is hidden by having many loads outstanding).
 template <int THREADS, int ITEMS, class T, class At>
@@ -244,7 +244,7 @@ __global__ void __launch_bounds__(THREADS) mergeTiles_k(Job job, const long long
     const int kk = min(static_cast<int>(threadIdx.x) * ITEMS, len);
     const int i = diagonalSearch(s, lenA, s + lenA, lenB, kk);
     T v[ITEMS];
-    if (len == TILE) mergeRun(s, lenA, lenB, i, kk - i, ITEMS, v);  // a constant count: no bound checks
+    if (len == TILE) mergeRun(s, lenA, lenB, i, kk - i, ITEMS, v);  // a constant count (Tuning 5)
     else mergeRun(s, lenA, lenB, i, kk - i, min(ITEMS, len - kk), v);
     __syncthreads();  // everyone has read s: it can take the outputs
 
