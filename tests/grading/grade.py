@@ -12,6 +12,7 @@ in the README (For instructors) and the handout (How your work is graded).
 from __future__ import annotations
 
 import argparse
+import csv
 import hashlib
 import json
 import os
@@ -220,18 +221,14 @@ def reference_timing(base: Path, part: str, opts: Options, env: dict) -> tuple[d
     """The reference's timing tables on this GPU, measured once per grading run
     in a copy of the lab that keeps the instructor files."""
     with _reference_lock:
-        return _reference_timing_locked(base, part, opts, env)
-
-
-def _reference_timing_locked(base: Path, part: str, opts: Options, env: dict) -> tuple[dict, str, str]:
-    if part not in _reference_timing:
-        lab = base.with_name(base.name + "-reference")
-        h.copy_lab(h.LAB, lab, exclude=tuple(opts.outputs), with_reference=True)
-        csv_path = lab / f"timing-{part}.csv"
-        why = run_demo(lab, "reference", part, csv_path, opts, env, lab / f"timing-{part}.log")
-        _reference_timing[part] = (h.read_timing_csv(csv_path) if not why else {}, why,
-                                   _gpu_name(csv_path) if not why else "")
-    return _reference_timing[part]
+        if part not in _reference_timing:
+            lab = base.with_name(base.name + "-reference")
+            h.copy_lab(h.LAB, lab, exclude=tuple(opts.outputs), with_reference=True)
+            csv_path = lab / f"timing-{part}.csv"
+            why = run_demo(lab, "reference", part, csv_path, opts, env, lab / f"timing-{part}.log")
+            _reference_timing[part] = (h.read_timing_csv(csv_path) if not why else {}, why,
+                                       _gpu_name(csv_path) if not why else "")
+        return _reference_timing[part]
 
 
 def time_submission(work: Path, logs: Path, opts: Options, env: dict, base: Path, built: list[str]) -> str:
@@ -255,7 +252,6 @@ def time_submission(work: Path, logs: Path, opts: Options, env: dict, base: Path
 
 
 def _gpu_name(csv_path: Path) -> str:
-    import csv
     try:
         with csv_path.open(newline="") as f:
             return next((r.get("gpu") or "" for r in csv.DictReader(f)), "")

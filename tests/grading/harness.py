@@ -9,7 +9,9 @@ tests/points_part*.tsv. grade.py is the command line; this module is the logic.
 
 from __future__ import annotations
 
+import csv
 import json
+import math
 import os
 import re
 import shutil
@@ -478,7 +480,6 @@ def compile_errors(output: str, limit: int = 12) -> str:
 def read_timing_csv(path: Path) -> dict[tuple[str, str, str, str], float]:
     """A demo's --csv file (the lab's schema): median ms of the lab's kernel per
     (study, n, d, shape); each row repeats it once per peer."""
-    import csv
     rows: dict[tuple[str, str, str, str], float] = {}
     try:
         with path.open(newline="") as f:
@@ -497,7 +498,6 @@ def read_timing_csv(path: Path) -> dict[tuple[str, str, str, str], float]:
 def speed_ratios(student: dict, reference: dict) -> dict[str, tuple[float, int]]:
     """Per study: the geometric mean over the rows both measured of (student
     time / reference time), and how many rows that is."""
-    import math
     logs: dict[str, list[float]] = {}
     for key, ms in student.items():
         if key in reference:
@@ -557,10 +557,10 @@ def gradebook_header(questions: list[Question]) -> str:
 
 
 def gradebook_line(student: str, results: list[QuestionResult], seed, notes: list[str]) -> str:
-    def csv(s: str) -> str:
+    def quoted(s: str) -> str:
         return '"' + s.replace('"', '""') + '"'
 
     total = sum(r.score for r in results)
     maximum = sum(r.question.max_points for r in results)
-    cells = [csv(student), f"{total:g}", f"{maximum:g}"] + [f"{r.score:g}" for r in results]
-    return ",".join(cells + [str(seed if seed is not None else ""), csv("; ".join(notes))])
+    cells = [quoted(student), f"{total:g}", f"{maximum:g}"] + [f"{r.score:g}" for r in results]
+    return ",".join(cells + [str(seed if seed is not None else ""), quoted("; ".join(notes))])
