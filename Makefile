@@ -95,6 +95,12 @@ extras_LINK := $(call impl,part3) $(call objs,part3,OBJS) $(OBJ)/part3_merge_sor
                $(if $(BUG_GALLERY),$(OBJ)/extras_oddeven_bitonic/reference_bugs.o)
 $(OBJ)/extras_oddeven_bitonic/gallery.o: HOSTFLAGS += $(if $(BUG_GALLERY),,-DLAB_NO_BUG_GALLERY)
 
+# The Part 2 demo also times the tuned batch kernels where their instructor
+# file is present (the study's "tuned" rows); test_tuned tests them.
+TUNED := $(wildcard part2_batch/reference_tuned.cu)
+TUNED_OBJ := $(if $(TUNED),$(OBJ)/part2_batch/reference_tuned.o)
+part2_LINK := $(TUNED_OBJ)
+
 define part_rules
 $(BUILD)/$(IMPL)/$(1): $(OBJ)/$($(1)_DIR)/main.o $(call objs,$(1),DEMO) $(call impl,$(1)) $(call objs,$(1),OBJS) $$($(1)_LINK) $$(COMMON_OBJS)
 	$$(NVCC) $$(CUFLAGS) $$^ -o $$@ $$(LDFLAGS)
@@ -113,7 +119,10 @@ $(foreach p,$(PARTS),$(eval $(call part_rules,$(p))))
 $(BUILD)/test_common: $(TEST_MAIN) $(OBJ)/tests/test_common.o $(COMMON_OBJS)
 	$(NVCC) -arch=$(ARCH) $^ -o $@ $(TEST_LIBS)
 
-GPU_TEST_BINS := $(foreach p,$(PARTS),$(BUILD)/$(IMPL)/test_$(p))
+$(BUILD)/test_tuned: $(TEST_MAIN) $(OBJ)/tests/reference_test_tuned.o $(TUNED_OBJ) $(call objs,part2,OBJS) $(COMMON_OBJS)
+	$(NVCC) $(CUFLAGS) $^ -o $@ $(TEST_LIBS)
+
+GPU_TEST_BINS := $(foreach p,$(PARTS),$(BUILD)/$(IMPL)/test_$(p)) $(if $(TUNED),$(BUILD)/test_tuned)
 TEST_BINS := $(BUILD)/test_common $(GPU_TEST_BINS)
 
 .PHONY: test run-tests tests
@@ -210,5 +219,6 @@ help:
 
 ALL_OBJS := $(COMMON_OBJS) $(TEST_MAIN) $(OBJ)/tests/test_common.o \
             $(foreach p,$(PARTS),$(OBJ)/tests/test_$(p).o $(call impl,$(p)) $(call objs,$(p),OBJS) \
-                                 $(call objs,$(p),DEMO) $(OBJ)/$($(p)_DIR)/main.o) $(extras_LINK)
+                                 $(call objs,$(p),DEMO) $(OBJ)/$($(p)_DIR)/main.o) $(extras_LINK) \
+            $(TUNED_OBJ) $(if $(TUNED),$(OBJ)/tests/reference_test_tuned.o)
 -include $(ALL_OBJS:.o=.d)

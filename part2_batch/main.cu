@@ -4,7 +4,9 @@
 //      output (Q3's index math) and the rounds of the small sort (Q4), traced
 //      with the linked kernels (drawing.cpp);
 //   2. checks both kernels on a larger random batch on the GPU;
-//   3. times both kernels for d = 4..1024 against Thrust, CUB and std::.
+//   3. times both kernels for d = 4..1024 against Thrust, CUB and std::, and
+//      the tuned kernels (several values per thread) where their instructor
+//      file is present.
 #include "bench_peers.hpp"
 #include "drawing.hpp"
 #include "part2.cuh"
@@ -17,6 +19,11 @@
 #include "../common/study.hpp"
 #include "../common/term.hpp"
 #include "../common/timer.hpp"
+
+#if __has_include("reference_tuned.cuh")
+#include "reference_tuned.cuh"
+#define LAB_HAVE_TUNED 1
+#endif
 
 #include <algorithm>
 #include <iostream>
@@ -47,6 +54,9 @@ bool timingStudy(long long total, int runs, std::uint64_t seed, const std::strin
                       part2Implementation());
     StudyTable sorts("Q4", "sortSmall against cub::DeviceSegmentedSort::StableSortKeys and std::sort",
                      part2Implementation());
+    StudyTable tunedMerges("Q3 tuned", "the tuned batch merge (several values per thread), same peers",
+                           "tuned reference");
+    StudyTable tunedSorts("Q4 tuned", "the tuned batch sort (several values per thread), same peers", "tuned reference");
     bool ok = true;
     for (int d : {4, 8, 16, 32, 64, 100, 128, 256, 500, 512, 1000, 1024}) {
         const long long N = total / d;
@@ -76,6 +86,12 @@ bool timingStudy(long long total, int runs, std::uint64_t seed, const std::strin
         }, 2, runs);
         if (c) c = checkEqual(dOut.download(), expected, "thrust d=" + std::to_string(d));
         merges.add({N * d, d, "", q3.medianMs, {{"thrust::merge", thrust.medianMs}, {"std::merge", cpuMerge.medianMs}}});
+#ifdef LAB_HAVE_TUNED
+        dOut.poison();
+        const Timing q3t = timeGpu([&] { tuned::mergeSmallBatch(dIn.data(), dSplit.data(), dOut.data(), d, N); }, 2, runs);
+        if (c) c = checkEqual(dOut.download(), expected, "tuned mergeSmallBatch d=" + std::to_string(d));
+        tunedMerges.add({N * d, d, "", q3t.medianMs, {{"thrust::merge", thrust.medianMs}, {"std::merge", cpuMerge.medianMs}}});
+#endif
 
         // Q4 and its peers.
         const Timing q4 = timeGpu([&] { sortSmall(dIn.data(), dOut.data(), d, N); }, 2, runs);
@@ -85,9 +101,18 @@ bool timingStudy(long long total, int runs, std::uint64_t seed, const std::strin
         const Timing cubT = timeGpu([&] { cub.run(dIn.data(), dOut.data()); }, 2, runs);
         if (c) c = checkEqual(dOut.download(), expected, "cub d=" + std::to_string(d));
         sorts.add({N * d, d, "", q4.medianMs, {{"cub::DeviceSegmentedSort", cubT.medianMs}, {"std::sort", cpuSort.medianMs}}});
+#ifdef LAB_HAVE_TUNED
+        dOut.poison();
+        const Timing q4t = timeGpu([&] { tuned::sortSmall(dIn.data(), dOut.data(), d, N); }, 2, runs);
+        if (c) c = checkEqual(dOut.download(), expected, "tuned sortSmall d=" + std::to_string(d));
+        tunedSorts.add({N * d, d, "", q4t.medianMs, {{"cub::DeviceSegmentedSort", cubT.medianMs}, {"std::sort", cpuSort.medianMs}}});
+#endif
         if (!c) ok = printCheck(c, "timing run");
     }
     for (const StudyTable* t : {&merges, &sorts}) t->print(), t->appendCsv(csvPath);
+#ifdef LAB_HAVE_TUNED
+    for (const StudyTable* t : {&tunedMerges, &tunedSorts}) t->print(), t->appendCsv(csvPath);
+#endif
     if (!csvPath.empty()) std::cout << "Wrote " << csvPath << "\n";
     return ok;
 }

@@ -32,10 +32,13 @@ def read_rows(folder: Path) -> list[dict]:
 
 
 def series(rows: list[dict], study: str, x: str, shape: bool = False) -> dict[str, list[tuple[float, float]]]:
-    """name -> [(x, keys/s)]: the lab's kernel once per x, and every peer."""
+    """name -> [(x, keys/s)]: the lab's kernel once per x, and every peer.
+    `study` may name several, comma-separated ("Q4,Q4 tuned": one line per
+    implementation, the peers once)."""
     out: dict[str, dict[float, float]] = defaultdict(dict)
+    studies = study.split(",")
     for r in rows:
-        if r["study"] != study:
+        if r["study"] not in studies:
             continue
         n, xv = float(r["n"]), float(r[x])
         ours = f"{r['implementation']} {r['shape']}" if shape and r["shape"] else r["implementation"]
@@ -84,7 +87,8 @@ def plot_folder(plt, folder: Path) -> list[Path]:
     figures = [
         ("q2.png", "Q2: many merges, one block each", [("mergeSmallMany", series(rows, "Q2", "d"))], "d = |A| + |B|"),
         ("q3_q4.png", "Part 2: batches of N arrays of d keys",
-         [("Q3 batch merge", series(rows, "Q3", "d")), ("Q4 batch sort", series(rows, "Q4", "d"))], "d"),
+         [("Q3 batch merge", series(rows, "Q3,Q3 tuned", "d")), ("Q4 batch sort", series(rows, "Q4,Q4 tuned", "d"))],
+         "d"),
         ("q5_q6.png", "Part 3: one large merge, one large sort",
          [("Q5 mergeLarge", series(rows, "Q5", "n")), ("Q6 mergeSort", series(rows, "Q6", "n"))], "n (keys)"),
         ("q7.png", "Q7: merge sort for every launch shape (threads x items)",

@@ -1,5 +1,6 @@
 // Graders for Part 2: Q3 (batch merge) and Q4 (batch sort of small arrays).
 // Points: tests/points_part2.tsv. Run one question: ./build/<impl>/test_part2 "[Q3]"
+#include "batch_cases.hpp"
 #include "lab_test.hpp"
 #include "large_tier.hpp"
 
@@ -13,54 +14,11 @@ using namespace lab;
 
 namespace {
 
-struct Batch {
-    std::vector<Tagged> values;  // N segments of d
-    std::vector<int> split;      // Q3: |A_p| of each segment
-};
-
-// N segments of d values of the given kind, tagged by position. With
-// `sortedHalves`, each segment is a pair: split chosen per pair (0 and d
-// included), both halves sorted.
-Batch makeBatch(InputKind kind, int d, long long N, std::uint64_t s, bool sortedHalves) {
-    Batch b;
-    Rng rng(s);
-    std::vector<int> keys;
-    keys.reserve(static_cast<std::size_t>(N) * d);
-    for (long long p = 0; p < N; ++p) {
-        std::vector<int> seg = makeKeys(kind, d, caseSeed(s, p));
-        if (sortedHalves) {
-            const int split = p % 5 == 0 ? 0 : p % 5 == 1 ? d : static_cast<int>(rng.below(d + 1));
-            std::sort(seg.begin(), seg.begin() + split);
-            std::sort(seg.begin() + split, seg.end());
-            b.split.push_back(split);
-        }
-        keys.insert(keys.end(), seg.begin(), seg.end());
-    }
-    b.values = tagKeys(keys, 0);
-    return b;
-}
-
-std::vector<int> keysOf(const std::vector<Tagged>& v) {
-    std::vector<int> k(v.size());
-    std::transform(v.begin(), v.end(), k.begin(), [](const Tagged& t) { return t.key; });
-    return k;
-}
-
-template <class T>
-std::vector<T> expectedMerges(const std::vector<T>& in, const std::vector<int>& split, int d) {
-    std::vector<T> out(in.size());
-    for (std::size_t p = 0; p < split.size(); ++p) {
-        const auto seg = in.begin() + p * d;
-        std::merge(seg, seg + split[p], seg + split[p], seg + d, out.begin() + p * d);
-    }
-    return out;
-}
-
-template <class T>
-std::vector<T> expectedSorts(std::vector<T> in, int d) {
-    for (std::size_t p = 0; p * d < in.size(); ++p) std::stable_sort(in.begin() + p * d, in.begin() + (p + 1) * d);
-    return in;
-}
+using test::Batch;
+using test::expectedMerges;
+using test::expectedSorts;
+using test::keysOf;
+using test::makeBatch;
 
 // A batch launcher runs its one kernel with the threads per block asked for.
 std::vector<test::KernelRule> batchRules(const char* kernel, int d, long long N, int tpb) {

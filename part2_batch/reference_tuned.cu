@@ -1,0 +1,294 @@
+// Part 2 beyond the questions: batch merge and batch sort, several values per thread.
+// [instructor reference: files named reference* are not in the student release]
+//
+// Q3 and Q4 give every output its own thread, so a thread of Q4 runs one
+// diagonal search per round for a single value, and the block's threads
+// spend most of their time searching. These kernels are the Part 2 study's
+// bar instead (its "tuned" rows), built from Part 3's ideas:
+//   - a group of GT threads (a power of two) serves one segment, ITEMS
+//     consecutive values per thread (ITEMS odd: no bank conflicts, as in
+//     Part 3's Tuning 2); small segments get one thread each (GT = 1);
+//   - a thread sorts its values in registers, then rounds merge runs of
+//     ITEMS, 2 ITEMS, ... in shared memory with ONE diagonal search per
+//     thread and round, followed by a sequential merge of ITEMS outputs;
+//   - a merge (Q3's job) is one such round on the segment's two halves.
+#include "reference_tuned.cuh"
+
+#include "part2.cuh"
+
+#include "../common/cuda_check.hpp"
+#include "../part1_merge_path/reference_search.cuh"
+
+#include <climits>
+#include <type_traits>
+
+namespace lab::tuned {
+
+// Threads per block, every shape. 128 and 512 measured the same on an H100,
+// and so did asking for 5 or 6 resident blocks instead of 4.
+constexpr int kThreads = 256;
+
+// ---------------------------------------------------------------- where values lie
+// A block serves SEGS = kThreads / GT consecutive segments, whose d * SEGS
+// values are consecutive in global memory. In shared memory segment q of the
+// block starts at q * SLOT (SLOT = GT * ITEMS >= d): thread t then holds the
+// words t * ITEMS + r whatever its group, so a warp's r-th values are ITEMS
+// apart and fall in 32 different banks.
+//
+// Value x of the block lies in segment x / d, at x % d. A division by a
+// number known only at run time costs tens of instructions, as much as the
+// rest of the copy: instead, x / d = (x * m) >> 32 with m = ceil(2^32 / d),
+// exact here because x * (m * d - 2^32) < 2^32 (x < 2^22, m * d - 2^32 < d).
+struct Slots {
+    int d;
+    unsigned long long m;  // ceil(2^32 / d)
+
+    __device__ int of(int x, int slot) const {
+        const int q = static_cast<int>((x * m) >> 32);
+        return q * slot + x - q * d;
+    }
+};
+
+static Slots slotsFor(int d) { return {d, ((1ULL << 32) + d - 1) / d}; }
+
+// Global -> shared, coalesced: value x of the block (count in all) from
+// src[x] to its slot. Every thread issues all its loads before storing any,
+// so they are in flight together (Part 3's Tuning 4); v only stages them.
+template <int SLOT, int ITEMS, class T>
+__device__ void loadSegments(T* s, const T* src, int count, Slots at, T (&v)[ITEMS]) {
+#pragma unroll
+    for (int k = 0; k < ITEMS; ++k)
+        if (threadIdx.x + k * kThreads < count) v[k] = src[threadIdx.x + k * kThreads];
+#pragma unroll
+    for (int k = 0; k < ITEMS; ++k)
+        if (threadIdx.x + k * kThreads < count) s[at.of(threadIdx.x + k * kThreads, SLOT)] = v[k];
+}
+
+// Shared -> global, coalesced: the inverse of loadSegments.
+template <int SLOT, int ITEMS, class T>
+__device__ void storeSegments(const T* s, T* dst, int count, Slots at) {
+#pragma unroll
+    for (int k = 0; k < ITEMS; ++k)
+        if (threadIdx.x + k * kThreads < count) dst[threadIdx.x + k * kThreads] = s[at.of(threadIdx.x + k * kThreads, SLOT)];
+}
+
+// ---------------------------------------------------------------- one thread's work
+// Stable odd-even transposition sort of v[0, count) in registers: ITEMS
+// phases, each swapping neighbours where the right one is strictly smaller.
+template <int ITEMS, class T>
+__device__ void sortInRegisters(T (&v)[ITEMS], int count) {
+#pragma unroll
+    for (int phase = 0; phase < ITEMS; ++phase)
+#pragma unroll
+        for (int r = phase & 1; r + 1 < ITEMS; r += 2)
+            if (r + 1 < count && bGoesFirst(v[r + 1], v[r])) {
+                const T left = v[r];
+                v[r] = v[r + 1];
+                v[r + 1] = left;
+            }
+}
+
+// `count` consecutive outputs of the stable merge of A = run[0, nA) and
+// B = run[nA, nA + nB), starting at point (i, j) of the path, into v. The next
+// value of each side waits in a register; the one taken is replaced by one
+// load from its side. Loads stay inside the pair of runs (an exhausted side
+// reads the pair's last value, never used): a round whose pairs lie inside
+// one warp then touches no other warp's words (see the warp barrier below).
+template <int ITEMS, class T>
+__device__ void mergeInRegisters(const T* run, int nA, int nB, int i, int j, int count, T (&v)[ITEMS]) {
+    const int last = nA + nB - 1;
+    int ia = i, ib = nA + j;
+    T a = run[min(ia, last)], b = run[min(ib, last)];
+#pragma unroll
+    for (int r = 0; r < ITEMS; ++r) {
+        if (r >= count) break;
+        const bool takeA = ib > last || (ia < nA && !bGoesFirst(b, a));
+        v[r] = takeA ? a : b;
+        const int next = (takeA ? ia : ib) + 1;
+        const T after = run[min(next, last)];
+        if (takeA) ia = next, a = after;
+        else ib = next, b = after;
+    }
+}
+
+// This thread's values of its segment: seg[kk, kk + mine), in registers v.
+template <int ITEMS, class T>
+__device__ void toShared(T* seg, int kk, int mine, const T (&v)[ITEMS]) {
+#pragma unroll
+    for (int r = 0; r < ITEMS; ++r)
+        if (r < mine) seg[kk + r] = v[r];
+}
+
+// ---------------------------------------------------------------- kernels
+// Not done here: Part 3's Tuning 5 (a copy of the code for threads holding
+// exactly ITEMS values, count a constant). Most segments end inside a
+// thread's values, so a warp would run both copies one after the other: it
+// measured slower, up to 1.4 times at d = 32.
+
+// Which segment of the block and which values of it a thread serves.
+template <int ITEMS, int GT>
+struct Place {
+    int q;     // segment of the block
+    int kk;    // first value of the segment it holds
+    int mine;  // how many it holds (0 past the segment's end or the batch's)
+
+    __device__ Place(int d, int segments) {
+        q = threadIdx.x / GT;  // GT is a power of two: a shift
+        kk = (threadIdx.x % GT) * ITEMS;
+        mine = q < segments ? max(0, min(ITEMS, d - kk)) : 0;
+    }
+};
+
+// Segment p of out = the stable merge of its two sorted halves in `in`
+// (split[p] values, then d - split[p]).
+template <int ITEMS, int GT, class T>
+__global__ void __launch_bounds__(kThreads, 1024 / kThreads)
+    mergeBatchTuned_k(const T* in, const int* split, T* out, Slots at, long long N) {
+    constexpr int SLOT = GT * ITEMS, SEGS = kThreads / GT;
+    __shared__ T s[kThreads * ITEMS];
+    const long long first = blockIdx.x * static_cast<long long>(SEGS);
+    const int segments = static_cast<int>(min(static_cast<long long>(SEGS), N - first));
+    const int d = at.d, count = segments * d;
+    const Place<ITEMS, GT> me(d, segments);
+
+    // Step 1: the block's segments into shared memory, and this thread's split.
+    T v[ITEMS];
+    const int nA = me.q < segments ? split[first + me.q] : 0;
+    loadSegments<SLOT>(s, in + first * d, count, at, v);
+    __syncthreads();
+
+    // Step 2: this thread's outputs: one diagonal search, then a sequential merge.
+    const T* seg = s + me.q * SLOT;
+    if (me.mine > 0) {
+        const int i = diagonalSearch(seg, nA, seg + nA, d - nA, me.kk);
+        mergeInRegisters(seg, nA, d - nA, i, me.kk - i, me.mine, v);
+    }
+    __syncthreads();  // everyone has read s
+
+    // Step 3: outputs back to their slots, then to global memory, coalesced.
+    toShared(s + me.q * SLOT, me.kk, me.mine, v);
+    __syncthreads();
+    storeSegments<SLOT, ITEMS>(s, out + first * d, count, at);
+}
+
+// Segment p of out = segment p of in, sorted stably.
+template <int ITEMS, int GT, class T>
+__global__ void __launch_bounds__(kThreads, 1024 / kThreads)
+    sortBatchTuned_k(const T* in, T* out, Slots at, long long N) {
+    constexpr int SLOT = GT * ITEMS, SEGS = kThreads / GT;
+    __shared__ T s[kThreads * ITEMS];
+    const long long first = blockIdx.x * static_cast<long long>(SEGS);
+    const int segments = static_cast<int>(min(static_cast<long long>(SEGS), N - first));
+    const int d = at.d, count = segments * d;
+    const Place<ITEMS, GT> me(d, segments);
+    T* seg = s + me.q * SLOT;
+
+    // Step 1: the block's segments into shared memory, coalesced.
+    T v[ITEMS];
+    loadSegments<SLOT>(s, in + first * d, count, at, v);
+    __syncthreads();
+
+    // Step 2: runs of ITEMS: each thread sorts its values in registers.
+#pragma unroll
+    for (int r = 0; r < ITEMS; ++r)
+        if (r < me.mine) v[r] = seg[me.kk + r];
+    sortInRegisters(v, me.mine);
+
+    // Step 3: rounds merge neighbouring runs of width ITEMS, 2 ITEMS, ... A
+    // pair of runs is the work of 2 * width / ITEMS threads of the group, a
+    // power of two, so its first thread is ours with the low bits cleared.
+    // Every thread runs the same rounds (they depend on d only), so every
+    // barrier is reached by all. While a pair's threads are at most a warp,
+    // they are all in one warp (groups and pairs start at multiples of their
+    // size), and a round reads and writes only its pair's words: a warp
+    // barrier orders them, and the block barrier waits only where pairs span
+    // warps (for d = 1024, 1 round of 6; 7% faster there on an H100).
+    for (int width = ITEMS, pairThreads = 2; width < d; width *= 2, pairThreads *= 2) {
+        pairThreads <= 32 ? __syncwarp() : __syncthreads();  // everyone has read s
+        toShared(seg, me.kk, me.mine, v);
+        pairThreads <= 32 ? __syncwarp() : __syncthreads();
+        if (me.mine > 0) {
+            const int start = ((threadIdx.x % GT) & ~(pairThreads - 1)) * ITEMS;
+            const int nA = min(width, d - start);
+            const int nB = min(width, d - start - nA);
+            const int i = diagonalSearch(seg + start, nA, seg + start + nA, nB, me.kk - start);
+            mergeInRegisters(seg + start, nA, nB, i, me.kk - start - i, me.mine, v);
+        }
+    }
+    __syncthreads();  // everyone has read s
+
+    // Step 4: the sorted segments back to shared, then to global memory.
+    toShared(seg, me.kk, me.mine, v);
+    __syncthreads();
+    storeSegments<SLOT, ITEMS>(s, out + first * d, count, at);
+}
+
+// ---------------------------------------------------------------- host
+// The shape for d: one thread per segment while a segment fits in one
+// thread's registers (up to 17 values), else the fewest threads, a power of
+// two GT, that hold d at 17 values each. ITEMS is then the smallest of
+// 3, 5, 9, 13, 17 that still covers the segment (d = 100: 8 threads of 13,
+// not of 17, whose last two would hold nothing). Calls f(ITEMS, GT) with both
+// as compile-time constants.
+template <int N>
+using Const = std::integral_constant<int, N>;
+
+template <int GT, class F>
+void withItems(int d, F f) {
+    const int perThread = (d + GT - 1) / GT;
+    if (GT == 1 && perThread <= 3) f(Const<3>{}, Const<GT>{});
+    else if (GT == 1 && perThread <= 5) f(Const<5>{}, Const<GT>{});
+    else if (perThread <= 9) f(Const<9>{}, Const<GT>{});
+    else if (perThread <= 13) f(Const<13>{}, Const<GT>{});
+    else f(Const<17>{}, Const<GT>{});
+}
+
+template <class F>
+void withShape(int d, F f) {
+    if (d <= 17) withItems<1>(d, f);
+    else if (d <= 2 * 17) withItems<2>(d, f);
+    else if (d <= 4 * 17) withItems<4>(d, f);
+    else if (d <= 8 * 17) withItems<8>(d, f);
+    else if (d <= 16 * 17) withItems<16>(d, f);
+    else if (d <= 32 * 17) withItems<32>(d, f);
+    else withItems<64>(d, f);  // 64 * 17 = 1088 >= kMaxBatchD
+}
+
+// Blocks for N segments of GT threads each.
+static unsigned blocksFor(long long N, int groupThreads) {
+    const long long perBlock = kThreads / groupThreads;
+    const long long blocks = (N + perBlock - 1) / perBlock;
+    LAB_REQUIRE(blocks <= INT_MAX, "N = " << N << " segments need " << blocks << " blocks, more than a grid holds");
+    return static_cast<unsigned>(blocks);
+}
+
+template <class T>
+void mergeSmallBatch(const T* dIn, const int* dSplit, T* dOut, int d, long long N) {
+    batchShape(d, N, 0);  // Q3's checks of d and N
+    checkBatchPointers(N, dIn, dOut, dSplit);
+    if (N == 0) return;
+    withShape(d, [&](auto items, auto group) {
+        constexpr int ITEMS = decltype(items)::value, GT = decltype(group)::value;
+        mergeBatchTuned_k<ITEMS, GT><<<blocksFor(N, GT), kThreads>>>(dIn, dSplit, dOut, slotsFor(d), N);
+        CUDA_CHECK_LAUNCH("mergeBatchTuned_k");
+    });
+}
+
+template <class T>
+void sortSmall(const T* dIn, T* dOut, int d, long long N) {
+    batchShape(d, N, 0);  // Q4's checks of d and N
+    checkBatchPointers(N, dIn, dOut, dIn);
+    if (N == 0) return;
+    withShape(d, [&](auto items, auto group) {
+        constexpr int ITEMS = decltype(items)::value, GT = decltype(group)::value;
+        sortBatchTuned_k<ITEMS, GT><<<blocksFor(N, GT), kThreads>>>(dIn, dOut, slotsFor(d), N);
+        CUDA_CHECK_LAUNCH("sortBatchTuned_k");
+    });
+}
+
+template void mergeSmallBatch<int>(const int*, const int*, int*, int, long long);
+template void mergeSmallBatch<Tagged>(const Tagged*, const int*, Tagged*, int, long long);
+template void sortSmall<int>(const int*, int*, int, long long);
+template void sortSmall<Tagged>(const Tagged*, Tagged*, int, long long);
+
+}  // namespace lab::tuned

@@ -1,0 +1,63 @@
+// Batches for the Part 2 graders (and the tuned kernels' tests): inputs of
+// N segments of d values, and what a batch merge or sort must make of them.
+#pragma once
+
+#include "../common/inputs.hpp"
+#include "../common/tagged.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+namespace lab::test {
+
+struct Batch {
+    std::vector<Tagged> values;  // N segments of d
+    std::vector<int> split;      // Q3: |A_p| of each segment
+};
+
+// N segments of d values of the given kind, tagged by position. With
+// `sortedHalves`, each segment is a pair: split chosen per pair (0 and d
+// included), both halves sorted.
+inline Batch makeBatch(InputKind kind, int d, long long N, std::uint64_t s, bool sortedHalves) {
+    Batch b;
+    Rng rng(s);
+    std::vector<int> keys;
+    keys.reserve(static_cast<std::size_t>(N) * d);
+    for (long long p = 0; p < N; ++p) {
+        std::vector<int> seg = makeKeys(kind, d, caseSeed(s, p));
+        if (sortedHalves) {
+            const int split = p % 5 == 0 ? 0 : p % 5 == 1 ? d : static_cast<int>(rng.below(d + 1));
+            std::sort(seg.begin(), seg.begin() + split);
+            std::sort(seg.begin() + split, seg.end());
+            b.split.push_back(split);
+        }
+        keys.insert(keys.end(), seg.begin(), seg.end());
+    }
+    b.values = tagKeys(keys, 0);
+    return b;
+}
+
+inline std::vector<int> keysOf(const std::vector<Tagged>& v) {
+    std::vector<int> k(v.size());
+    std::transform(v.begin(), v.end(), k.begin(), [](const Tagged& t) { return t.key; });
+    return k;
+}
+
+template <class T>
+std::vector<T> expectedMerges(const std::vector<T>& in, const std::vector<int>& split, int d) {
+    std::vector<T> out(in.size());
+    for (std::size_t p = 0; p < split.size(); ++p) {
+        const auto seg = in.begin() + p * d;
+        std::merge(seg, seg + split[p], seg + split[p], seg + d, out.begin() + p * d);
+    }
+    return out;
+}
+
+template <class T>
+std::vector<T> expectedSorts(std::vector<T> in, int d) {
+    for (std::size_t p = 0; p * d < in.size(); ++p) std::stable_sort(in.begin() + p * d, in.begin() + (p + 1) * d);
+    return in;
+}
+
+}  // namespace lab::test
