@@ -140,14 +140,21 @@ __device__ void toShared(T* seg, int kk, int mine, const T (&v)[ITEMS]) {
 // thread runs the unchecked code: the sort pads its values, the merge runs
 // ITEMS steps whatever its count.
 
-// Which segment of the block and which values of it a thread serves.
+// The block's segments, and which of them and which values of it a thread serves.
 template <int ITEMS, int GT>
 struct Place {
-    int q;     // segment of the block
-    int kk;    // first value of the segment it holds
-    int mine;  // how many it holds (0 past the segment's end or the batch's)
+    long long first;  // the block's first segment
+    int segments;     // how many it serves (fewer in the last block)
+    int count;        // their values, segments * d
+    int q;            // this thread's segment, of the block's
+    int kk;           // its first value of the segment
+    int mine;         // how many it holds (0 past the segment's end or the batch's)
 
-    __device__ Place(int d, int segments) {
+    __device__ Place(int d, long long N) {
+        constexpr int SEGS = kThreads / GT;
+        first = blockIdx.x * static_cast<long long>(SEGS);
+        segments = static_cast<int>(min(static_cast<long long>(SEGS), N - first));
+        count = segments * d;
         q = threadIdx.x / GT;  // GT is a power of two: a shift
         kk = (threadIdx.x % GT) * ITEMS;
         mine = q < segments ? max(0, min(ITEMS, d - kk)) : 0;
@@ -159,21 +166,19 @@ struct Place {
 template <int ITEMS, int GT, class T>
 __global__ void __launch_bounds__(kThreads, 1024 / kThreads)
     mergeBatchTuned_k(const T* in, const int* split, T* out, Slots at, long long N) {
-    constexpr int SLOT = GT * ITEMS, SEGS = kThreads / GT;
+    constexpr int SLOT = GT * ITEMS;
     __shared__ T s[kThreads * ITEMS];
-    const long long first = blockIdx.x * static_cast<long long>(SEGS);
-    const int segments = static_cast<int>(min(static_cast<long long>(SEGS), N - first));
-    const int d = at.d, count = segments * d;
-    const Place<ITEMS, GT> me(d, segments);
+    const int d = at.d;
+    const Place<ITEMS, GT> me(d, N);
+    T* seg = s + me.q * SLOT;
 
     // Step 1: the block's segments into shared memory, and this thread's split.
     T v[ITEMS];
-    const int nA = me.q < segments ? split[first + me.q] : 0;
-    loadSegments<SLOT>(s, in + first * d, count, at, v);
+    const int nA = me.q < me.segments ? split[me.first + me.q] : 0;
+    loadSegments<SLOT>(s, in + me.first * d, me.count, at, v);
     __syncthreads();
 
     // Step 2: this thread's outputs: one diagonal search, then a sequential merge.
-    const T* seg = s + me.q * SLOT;
     if (me.mine > 0) {
         const int i = diagonalSearch(seg, nA, seg + nA, d - nA, me.kk);
         mergeInRegisters(seg, nA, d - nA, i, me.kk - i, v);
@@ -181,26 +186,24 @@ __global__ void __launch_bounds__(kThreads, 1024 / kThreads)
     __syncthreads();  // everyone has read s
 
     // Step 3: outputs back to their slots, then to global memory, coalesced.
-    toShared(s + me.q * SLOT, me.kk, me.mine, v);
+    toShared(seg, me.kk, me.mine, v);
     __syncthreads();
-    storeSegments<SLOT, ITEMS>(s, out + first * d, count, at);
+    storeSegments<SLOT, ITEMS>(s, out + me.first * d, me.count, at);
 }
 
 // Segment p of out = segment p of in, sorted stably.
 template <int ITEMS, int GT, class T>
 __global__ void __launch_bounds__(kThreads, 1024 / kThreads)
     sortBatchTuned_k(const T* in, T* out, Slots at, long long N) {
-    constexpr int SLOT = GT * ITEMS, SEGS = kThreads / GT;
+    constexpr int SLOT = GT * ITEMS;
     __shared__ T s[kThreads * ITEMS];
-    const long long first = blockIdx.x * static_cast<long long>(SEGS);
-    const int segments = static_cast<int>(min(static_cast<long long>(SEGS), N - first));
-    const int d = at.d, count = segments * d;
-    const Place<ITEMS, GT> me(d, segments);
+    const int d = at.d;
+    const Place<ITEMS, GT> me(d, N);
     T* seg = s + me.q * SLOT;
 
     // Step 1: the block's segments into shared memory, coalesced.
     T v[ITEMS];
-    loadSegments<SLOT>(s, in + first * d, count, at, v);
+    loadSegments<SLOT>(s, in + me.first * d, me.count, at, v);
     __syncthreads();
 
     // Step 2: runs of ITEMS: each thread sorts its values in registers.
@@ -235,7 +238,7 @@ __global__ void __launch_bounds__(kThreads, 1024 / kThreads)
     // Step 4: the sorted segments back to shared, then to global memory.
     toShared(seg, me.kk, me.mine, v);
     __syncthreads();
-    storeSegments<SLOT, ITEMS>(s, out + first * d, count, at);
+    storeSegments<SLOT, ITEMS>(s, out + me.first * d, me.count, at);
 }
 
 // ---------------------------------------------------------------- host

@@ -2,11 +2,15 @@
 // N segments of d values, and what a batch merge or sort must make of them.
 #pragma once
 
+#include "lab_test.hpp"
+#include "large_tier.hpp"
+
 #include "../common/inputs.hpp"
 #include "../common/tagged.hpp"
 
 #include <algorithm>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace lab::test {
@@ -58,6 +62,24 @@ template <class T>
 std::vector<T> expectedSorts(std::vector<T> in, int d) {
     for (std::size_t p = 0; p * d < in.size(); ++p) std::stable_sort(in.begin() + p * d, in.begin() + (p + 1) * d);
     return in;
+}
+
+// The [large] tier of a batch launcher: N segments of d values (past 2^31
+// values in all), made and checked on the GPU (large_tier.hpp). With `pairs`
+// each segment is two sorted halves and `split` their splits (a merge), else
+// random values (a sort). run(in, split, out) calls the launcher, whose trace
+// must obey `rules`. The caller checks large::canRun first.
+template <class Run>
+Check largeBatchCase(int d, long long N, bool pairs, std::uint64_t s, const std::vector<KernelRule>& rules, Run run) {
+    large::Array in(N * d), split(pairs ? N : 1), out(N * d);
+    if (pairs) large::fillPairs(in, split, d, s);
+    else large::fillRandom(in, s);
+    const std::uint64_t hashIn = large::segmentHash(in, d);
+    const std::string ctx =
+        context(s, "d=" + std::to_string(d) + " N=" + std::to_string(N) + (pairs ? " sorted pairs" : " random"));
+    if (Check c = tracedCall([&] { run(in.data(), split.data(), out.data()); }, rules, ctx); !c) return c;
+    if (Check c = large::checkOutput(out, d, hashIn, ctx); !c) return c;
+    return large::checkInput(in, d, hashIn, "in", ctx);
 }
 
 }  // namespace lab::test

@@ -116,28 +116,14 @@ TEST_CASE("Tuned batch merge past 2^31 values", "[tuned][gpu][large][.]") {
     const int d = 1024;
     const long long N = test::large::kPast31 / d + 1;
     if (!test::large::canRun(2.0 * N * d * sizeof(int))) return;
-    test::large::Array in(N * d), split(N), out(N * d);
-    const std::uint64_t s = caseSeed(test::seed(), 31, 3);
-    test::large::fillPairs(in, split, d, s);
-    const std::uint64_t hashIn = test::large::segmentHash(in, d);
-    const std::string ctx = test::context(s, shape(d, N, "sorted pairs"));
-    REQUIRE_OK(test::tracedCall([&] { tuned::mergeSmallBatch(in.data(), split.data(), out.data(), d, N); },
-                                {{"mergeBatchTuned_k", 0, 0, true}}, ctx));
-    REQUIRE_OK(test::large::checkOutput(out, d, hashIn, ctx));
-    REQUIRE_OK(test::large::checkInput(in, d, hashIn, "in", ctx));
+    REQUIRE_OK(test::largeBatchCase(d, N, true, caseSeed(test::seed(), 31, 3), {{"mergeBatchTuned_k", 0, 0, true}},
+                                    [&](const int* in, const int* split, int* out) { tuned::mergeSmallBatch(in, split, out, d, N); }));
 }
 
 TEST_CASE("Tuned batch sort past 2^31 values", "[tuned][gpu][large][.]") {
     const int d = 1000;
     const long long N = test::large::kPast31 / d + 1;
     if (!test::large::canRun(2.0 * N * d * sizeof(int))) return;
-    test::large::Array in(N * d), out(N * d);
-    const std::uint64_t s = caseSeed(test::seed(), 31, 4);
-    test::large::fillRandom(in, s);
-    const std::uint64_t hashIn = test::large::segmentHash(in, d);
-    const std::string ctx = test::context(s, shape(d, N, "random"));
-    REQUIRE_OK(test::tracedCall([&] { tuned::sortSmall(in.data(), out.data(), d, N); },
-                                {{"sortBatchTuned_k", 0, 0, true}}, ctx));
-    REQUIRE_OK(test::large::checkOutput(out, d, hashIn, ctx));
-    REQUIRE_OK(test::large::checkInput(in, d, hashIn, "in", ctx));
+    REQUIRE_OK(test::largeBatchCase(d, N, false, caseSeed(test::seed(), 31, 4), {{"sortBatchTuned_k", 0, 0, true}},
+                                    [&](const int* in, const int*, int* out) { tuned::sortSmall(in, out, d, N); }));
 }

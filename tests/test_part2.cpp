@@ -192,28 +192,14 @@ TEST_CASE("mergeSmallBatch merges past 2^31 values", "[part2][Q3][gpu][large][.]
     const int d = 1024;
     const long long N = test::large::kPast31 / d + 1;
     if (!test::large::canRun(2.0 * N * d * sizeof(int))) return;
-    test::large::Array in(N * d), split(N), out(N * d);
-    const std::uint64_t s = caseSeed(test::seed(), 31, 3);
-    test::large::fillPairs(in, split, d, s);
-    const std::uint64_t hashIn = test::large::segmentHash(in, d);
-    const std::string ctx = test::context(s, shape(d, N, 0, "sorted pairs"));
-    REQUIRE_OK(test::tracedCall([&] { mergeSmallBatch(in.data(), split.data(), out.data(), d, N); },
-                                batchRules("mergeSmallBatch_k", d, N, 0), ctx));
-    REQUIRE_OK(test::large::checkOutput(out, d, hashIn, ctx));
-    REQUIRE_OK(test::large::checkInput(in, d, hashIn, "in", ctx));
+    REQUIRE_OK(test::largeBatchCase(d, N, true, caseSeed(test::seed(), 31, 3), batchRules("mergeSmallBatch_k", d, N, 0),
+                                    [&](const int* in, const int* split, int* out) { mergeSmallBatch(in, split, out, d, N); }));
 }
 
 TEST_CASE("sortSmall sorts past 2^31 values", "[part2][Q4][gpu][large][.]") {
     const int d = 1000;
     const long long N = test::large::kPast31 / d + 1;
     if (!test::large::canRun(2.0 * N * d * sizeof(int))) return;
-    test::large::Array in(N * d), out(N * d);
-    const std::uint64_t s = caseSeed(test::seed(), 31, 4);
-    test::large::fillRandom(in, s);
-    const std::uint64_t hashIn = test::large::segmentHash(in, d);
-    const std::string ctx = test::context(s, shape(d, N, 0, "random"));
-    REQUIRE_OK(test::tracedCall([&] { sortSmall(in.data(), out.data(), d, N); }, batchRules("sortSmall_k", d, N, 0),
-                                ctx));
-    REQUIRE_OK(test::large::checkOutput(out, d, hashIn, ctx));
-    REQUIRE_OK(test::large::checkInput(in, d, hashIn, "in", ctx));
+    REQUIRE_OK(test::largeBatchCase(d, N, false, caseSeed(test::seed(), 31, 4), batchRules("sortSmall_k", d, N, 0),
+                                    [&](const int* in, const int*, int* out) { sortSmall(in, out, d, N); }));
 }
