@@ -54,9 +54,11 @@ bool timingStudy(long long total, int runs, std::uint64_t seed, const std::strin
                       part2Implementation());
     StudyTable sorts("Q4", "sortSmall against cub::DeviceSegmentedSort::StableSortKeys and std::sort",
                      part2Implementation());
+#ifdef LAB_HAVE_TUNED
     StudyTable tunedMerges("Q3 tuned", "the tuned batch merge (several values per thread), same peers",
                            "tuned reference");
     StudyTable tunedSorts("Q4 tuned", "the tuned batch sort (several values per thread), same peers", "tuned reference");
+#endif
     bool ok = true;
     for (int d : {4, 8, 16, 32, 64, 100, 128, 256, 500, 512, 1000, 1024}) {
         const long long N = total / d;

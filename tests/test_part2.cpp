@@ -7,8 +7,8 @@
 #include "../common/inputs.hpp"
 #include "../part2_batch/part2.cuh"
 
-#include <algorithm>
 #include <string>
+#include <utility>
 
 using namespace lab;
 
