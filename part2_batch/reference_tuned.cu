@@ -11,7 +11,9 @@
 //   - a thread sorts its values in registers, then rounds merge runs of
 //     ITEMS, 2 ITEMS, ... in shared memory with ONE diagonal search per
 //     thread and round, followed by a sequential merge of ITEMS outputs;
-//   - a merge (Q3's job) is one such round on the segment's two halves.
+//   - a merge (Q3's job) is one such round on the segment's two halves;
+//   - the sort pads each segment to whole threads and stores every B run
+//     reversed, so its rounds need no bound checks (sortBatchTuned_k).
 #include "reference_tuned.cuh"
 
 #include "part2.cuh"
@@ -73,21 +75,20 @@ __device__ void storeSegments(const T* s, T* dst, int count, Slots at) {
 }
 
 // ---------------------------------------------------------------- one thread's work
-// Stable odd-even transposition sort of v[0, count) in registers: ITEMS
-// phases, each swapping neighbours where the right one is strictly smaller.
-// The slots past count first get a copy of the largest value: they start
-// after every real value and the sort is stable, so they stay after, and no
-// compare-and-swap needs a bound check (measured: 0.063 -> 0.051 ms for
-// d = 16 on an H200, with the merge below).
+// The value the sort pads every segment with, up to SLOT values: none goes
+// out after it (largest key), and pads start after the segment's values, so
+// a stable sort keeps them last, even after real values of the same key.
+template <class T>
+__device__ T padding();
+template <>
+__device__ int padding<int>() { return INT_MAX; }
+template <>
+__device__ Tagged padding<Tagged>() { return {INT_MAX, -1}; }
+
+// Stable odd-even transposition sort of v in registers: ITEMS phases, each
+// swapping neighbours where the right one is strictly smaller.
 template <int ITEMS, class T>
-__device__ void sortInRegisters(T (&v)[ITEMS], int count) {
-    T top = v[0];
-#pragma unroll
-    for (int r = 1; r < ITEMS; ++r)
-        if (r < count && !bGoesFirst(v[r], top)) top = v[r];
-#pragma unroll
-    for (int r = 1; r < ITEMS; ++r)
-        if (r >= count) v[r] = top;
+__device__ void sortInRegisters(T (&v)[ITEMS]) {
 #pragma unroll
     for (int phase = 0; phase < ITEMS; ++phase)
 #pragma unroll
@@ -124,6 +125,59 @@ __device__ void mergeInRegisters(const T* run, int nA, int nB, int i, int j, T (
     }
 }
 
+// The sort's rounds store each pair of runs (A, B, W values each) as A
+// ascending, then B REVERSED (largest first): the pair rises, then falls.
+// Walking A forward and B backward, the word after A's last value is B's
+// largest and the word before B's first value is A's largest, so a side that
+// runs out offers a value that never wins wrongly, and the merge below needs
+// one check per output (A used up) where mergeInRegisters needs three and a
+// clamp. B[x] lies at run[2W - 1 - x].
+
+// The largest power of two <= w (w >= 1).
+__host__ __device__ constexpr int floorPow2(int w) { return w & (w - 1) ? floorPow2(w & (w - 1)) : w; }
+
+// The diagonal search of Part 1 on that layout: B[k - 1 - i] is rb[i], rb =
+// run + 2W - k, so both probes move with i. The crossing lies in [lo, hi],
+// at most W + 1 points: the steps P, P/2, ..., 1 (P = floorPow2(W), 2P > W)
+// always find it, a fixed count for the compiler to unroll, no loop test.
+template <class T>
+__device__ int mirroredSearch(const T* run, int W, int k) {
+    const T* rb = run + 2 * W - k;
+    int lo = max(0, k - W);
+    const int hi = min(k, W);
+#pragma unroll
+    for (int step = floorPow2(W); step > 0; step /= 2) {
+        const int x = lo + step - 1;  // before the crossing: lo moves past it
+        if (x < hi && !bGoesFirst(rb[x], run[x])) lo += step;
+    }
+    return lo;
+}
+
+// ITEMS consecutive outputs of the stable merge of A = run[0, W) and B
+// (stored reversed after A) from point (i, j) of the path, into v. pa walks
+// A up, pb walks B down; the one taken moves and loads its next value. When
+// B runs out, pb reaches A's largest values, which never go out before A's
+// own; when A runs out, pa stops at B's largest and the check sends every
+// output to B. Loads stay inside the pair (W >= ITEMS).
+template <int ITEMS, class T>
+__device__ void mergeMirrored(const T* run, int W, int i, int j, T (&v)[ITEMS]) {
+    const T* pa = run + i;
+    const T* pb = run + 2 * W - 1 - j;
+    const T* endA = run + W;
+    T a = *pa, b = *pb;
+#pragma unroll
+    for (int r = 0; r < ITEMS; ++r) {
+        const bool takeA = pa < endA && !bGoesFirst(b, a);
+        v[r] = takeA ? a : b;
+        const T* at = takeA ? pa + 1 : pb - 1;  // the next value of the side taken
+        const T next = *at;
+        pa = takeA ? at : pa;
+        pb = takeA ? pb : at;
+        a = takeA ? next : a;
+        b = takeA ? b : next;
+    }
+}
+
 // This thread's values of its segment: seg[kk, kk + mine), in registers v.
 template <int ITEMS, class T>
 __device__ void toShared(T* seg, int kk, int mine, const T (&v)[ITEMS]) {
@@ -137,8 +191,8 @@ __device__ void toShared(T* seg, int kk, int mine, const T (&v)[ITEMS]) {
 // the code for threads holding exactly ITEMS values would diverge: most
 // segments end inside a thread's values, so a warp would run both copies one
 // after the other (measured 1.4 times slower at d = 32). Instead, every
-// thread runs the unchecked code: the sort pads its values, the merge runs
-// ITEMS steps whatever its count.
+// thread runs unchecked code: the merge kernel's last threads run ITEMS steps
+// whatever their count, and the sort pads every segment to whole threads.
 
 // The block's segments, and which of them and which values of it a thread serves.
 template <int ITEMS, int GT>
@@ -192,6 +246,11 @@ __global__ void __launch_bounds__(kThreads, 1024 / kThreads)
 }
 
 // Segment p of out = segment p of in, sorted stably.
+// Tuning: the sort pads every segment to SLOT = GT * ITEMS values (padding()),
+// and sorts all of them. Every thread then holds exactly ITEMS values, every
+// pair of runs is whole, and the rounds, their widths and the searches' step
+// counts are compile-time constants: no bound checks, no loop tests. The
+// pads cost nothing: their threads ran anyway, idle, in the same warps.
 template <int ITEMS, int GT, class T>
 __global__ void __launch_bounds__(kThreads, 1024 / kThreads)
     sortBatchTuned_k(const T* in, T* out, Slots at, long long N) {
@@ -200,43 +259,51 @@ __global__ void __launch_bounds__(kThreads, 1024 / kThreads)
     const int d = at.d;
     const Place<ITEMS, GT> me(d, N);
     T* seg = s + me.q * SLOT;
+    const int lane = threadIdx.x % GT;  // this thread of its group
 
     // Step 1: the block's segments into shared memory, coalesced.
     T v[ITEMS];
     loadSegments<SLOT>(s, in + me.first * d, me.count, at, v);
     __syncthreads();
 
-    // Step 2: runs of ITEMS: each thread sorts its values in registers.
+    // Step 2: runs of ITEMS: each thread sorts its values in registers, pads
+    // past its segment's end (all pads past the block's segments).
+    const int end = me.q < me.segments ? d : 0;
 #pragma unroll
-    for (int r = 0; r < ITEMS; ++r)
-        if (r < me.mine) v[r] = seg[me.kk + r];
-    sortInRegisters(v, me.mine);
+    for (int r = 0; r < ITEMS; ++r) v[r] = me.kk + r < end ? seg[me.kk + r] : padding<T>();
+    sortInRegisters(v);
 
-    // Step 3: rounds merge neighbouring runs of width ITEMS, 2 ITEMS, ... A
-    // pair of runs is the work of 2 * width / ITEMS threads of the group, a
-    // power of two, so its first thread is ours with the low bits cleared.
-    // Every thread runs the same rounds (they depend on d only), so every
-    // barrier is reached by all. While a pair's threads are at most a warp,
-    // they are all in one warp (groups and pairs start at multiples of their
-    // size), and a round reads and writes only its pair's words: a warp
-    // barrier orders them, and the block barrier waits only where pairs span
-    // warps (for d = 1024, 1 round of 6; 7% faster there on an H100).
-    for (int width = ITEMS, pairThreads = 2; width < d; width *= 2, pairThreads *= 2) {
+    // Step 3: rounds merge neighbouring runs of width ITEMS, 2 ITEMS, ...,
+    // until one run fills the slot. A pair of runs is the work of
+    // pairThreads = 2 * width / ITEMS threads of the group, a power of two,
+    // so its first thread is ours with the low bits cleared; the second half
+    // of them holds B and stores it reversed. While a pair's threads are at
+    // most a warp, they are all in one warp (groups and pairs start at
+    // multiples of their size), and a round reads and writes only its pair's
+    // words: a warp barrier orders them, and the block barrier waits only
+    // where pairs span warps (for d = 1024, 1 round of 6; 7% faster there on
+    // an H100).
+#pragma unroll
+    for (int width = ITEMS, pairThreads = 2; width < SLOT; width *= 2, pairThreads *= 2) {
+        const int start = (lane & ~(pairThreads - 1)) * ITEMS;
+        const bool inB = lane & (pairThreads / 2);
+        // v[r] goes to first + step * r: A's values in order, B's value x
+        // (x = kk + r - start - width) to start + 2 width - 1 - x.
+        const int first = inB ? 2 * start + 3 * width - 1 - me.kk : me.kk;
+        const int step = inB ? -1 : 1;
         pairThreads <= 32 ? __syncwarp() : __syncthreads();  // everyone has read s
-        toShared(seg, me.kk, me.mine, v);
+#pragma unroll
+        for (int r = 0; r < ITEMS; ++r) seg[first + step * r] = v[r];
         pairThreads <= 32 ? __syncwarp() : __syncthreads();
-        if (me.mine > 0) {
-            const int start = ((threadIdx.x % GT) & ~(pairThreads - 1)) * ITEMS;
-            const int nA = min(width, d - start);
-            const int nB = min(width, d - start - nA);
-            const int i = diagonalSearch(seg + start, nA, seg + start + nA, nB, me.kk - start);
-            mergeInRegisters(seg + start, nA, nB, i, me.kk - start - i, v);
-        }
+        const int i = mirroredSearch(seg + start, width, me.kk - start);
+        mergeMirrored(seg + start, width, i, me.kk - start - i, v);
     }
     __syncthreads();  // everyone has read s
 
-    // Step 4: the sorted segments back to shared, then to global memory.
-    toShared(seg, me.kk, me.mine, v);
+    // Step 4: the sorted segments back to shared, then their first d values
+    // to global memory.
+#pragma unroll
+    for (int r = 0; r < ITEMS; ++r) seg[me.kk + r] = v[r];
     __syncthreads();
     storeSegments<SLOT, ITEMS>(s, out + me.first * d, me.count, at);
 }
