@@ -18,17 +18,40 @@ namespace lab {
 
 const char* part3Implementation() { return "reference"; }
 
-// The launch shape of mergeLarge and mergeSort: kThreads threads per block,
-// kItems consecutive outputs per thread, a tile of kThreads * kItems outputs
-// per block. It must be one of studyShapes() (study_shapes.hpp).
+// The launch shapes of mergeLarge (kThreads threads per block, kItems
+// consecutive outputs per thread, a tile of kThreads * kItems outputs per
+// block) and of mergeSort (kSortThreads, kSortItems). Each must be one of
+// studyShapes() (study_shapes.hpp).
 // [Q7 begins] -------------------------------------------------------------------
-// 256 threads x 17 items, a tile of 4352 outputs. Measured on an H200 (./part3's
-// study): long runs per thread mean fewer passes over memory (one per
-// doubling of the run, from the tile on) and fewer searches per output, and
-// an odd count keeps a warp's accesses to its threads' runs free of bank
-// conflicts (see the banks note below): 256 x 16 takes twice as long.
+// Measured with ./part3 on an H100 and an H200. Long runs per thread mean
+// fewer passes over memory (one per doubling of the run, from the tile on) and
+// fewer searches per output, and an odd count keeps a warp's accesses to its
+// threads' runs free of bank conflicts (see the banks note below): 256 x 16
+// sorts at half the rate of 256 x 17.
+// The merge is one pass over memory whatever the tile, and it streams best
+// with many small blocks resident (8 of 256 threads per multiprocessor rather
+// than 4 of 512, so that some load while others merge): 256 x 17. A merge of
+// 2^27 keys takes 0.329 ms on the H200 with 256 x 17, 0.356 ms with 512 x 17.
+// The sort gains from a larger tile: 512 x 17 saves it one pass over memory
+// (2^28 keys: 15 passes instead of 16) and half of each pass's searches. On
+// the H100 a sort of 2^28 keys went from 14.88 to 14.09 ms; on the H200 both
+// tiles take 12.0 ms. Below 2^20 keys, fewer and larger tile sorts cost more
+// than the pass they save (H200, 2^16: 0.037 -> 0.044 ms).
 constexpr int kThreads = 256;
 constexpr int kItems = 17;
+constexpr int kSortThreads = 512;
+constexpr int kSortItems = 17;
+
+// A block may declare at most 48 KB of __shared__ arrays. The sort's tile of
+// 8704 ints is 34 KB, but 8704 Tagged values (8 bytes each) would be 68 KB:
+// for wider values the launchers halve the threads until the tile fits
+// (Tagged: 256 x 17, 34 KB again). The study shapes (int) all fit as they are.
+template <int THREADS, int ITEMS, class T>
+constexpr int fittingThreads() {
+    int threads = THREADS;
+    while (threads > 32 && (threads * ITEMS + 1) * sizeof(T) > 48 * 1024) threads /= 2;
+    return threads;
+}
 // [Q7 ends] ---------------------------------------------------------------------
 
 // ---------------------------------------------------------------- jobs
@@ -377,11 +400,12 @@ template <int THREADS, int ITEMS, class T>
 void mergeLargeImpl(const T* dA, long long nA, const T* dB, long long nB, T* dM) {
     checkMergeLarge(dA, nA, dB, nB, dM);
     // [Q5 begins] ---------------------------------------------------------------
+    constexpr int FIT = fittingThreads<THREADS, ITEMS, T>();  // THREADS, unless T is wide (Q7)
     const long long n = nA + nB;
     if (n == 0) return;
-    const long long numTiles = ceilDiv(n, THREADS * ITEMS);
+    const long long numTiles = ceilDiv(n, FIT * ITEMS);
     Scratch<long long> splits(numTiles);
-    runMerge<THREADS, ITEMS, T>(TwoArrays<T>{{dA, nA, dB, nB, dM, 0}}, numTiles, splits.get());
+    runMerge<FIT, ITEMS, T>(TwoArrays<T>{{dA, nA, dB, nB, dM, 0}}, numTiles, splits.get());
     // [Q5 ends] -----------------------------------------------------------------
 }
 
@@ -389,12 +413,13 @@ template <int THREADS, int ITEMS, class T>
 void mergeSortImpl(T* dData, long long n) {
     checkMergeSort(dData, n);
     // [Q6 begins] ---------------------------------------------------------------
-    constexpr int TILE = THREADS * ITEMS;
+    constexpr int FIT = fittingThreads<THREADS, ITEMS, T>();  // THREADS, unless T is wide (Q7)
+    constexpr int TILE = FIT * ITEMS;
     if (n <= 1) return;
     const long long numTiles = ceilDiv(n, TILE);
     LAB_REQUIRE(numTiles <= INT_MAX, "too many tiles (" << numTiles << ") for one grid");
     if (numTiles == 1) {  // one block sorts it all, in place
-        sortTiles_k<THREADS, ITEMS><<<1, THREADS>>>(dData, dData, n);
+        sortTiles_k<FIT, ITEMS><<<1, FIT>>>(dData, dData, n);
         CUDA_CHECK_LAUNCH("sortTiles_k");
         return;
     }
@@ -410,11 +435,11 @@ void mergeSortImpl(T* dData, long long n) {
     T* dst = passes % 2 ? dData : temp.get();
 
     // Phase 1: sorted runs of one tile each.
-    sortTiles_k<THREADS, ITEMS><<<static_cast<unsigned>(numTiles), THREADS>>>(dData, src, n);
+    sortTiles_k<FIT, ITEMS><<<static_cast<unsigned>(numTiles), FIT>>>(dData, src, n);
     CUDA_CHECK_LAUNCH("sortTiles_k");
     // Phase 2: passes of the large merge, runs of TILE, 2*TILE, ... until one run.
     for (long long width = TILE; width < n; width *= 2) {
-        runMerge<THREADS, ITEMS, T>(SortPass<T>{src, dst, n, width}, numTiles, splits.get());
+        runMerge<FIT, ITEMS, T>(SortPass<T>{src, dst, n, width}, numTiles, splits.get());
         std::swap(src, dst);
     }
     // [Q6 ends] -----------------------------------------------------------------
@@ -450,7 +475,7 @@ void mergeLarge(const T* dA, long long nA, const T* dB, long long nB, T* dM) {
 
 template <class T>
 void mergeSort(T* dData, long long n) {
-    mergeSortImpl<kThreads, kItems>(dData, n);
+    mergeSortImpl<kSortThreads, kSortItems>(dData, n);
 }
 
 void mergeLargeShaped(const int* dA, long long nA, const int* dB, long long nB, int* dM, LaunchShape shape) {

@@ -14,15 +14,18 @@ namespace lab {
 
 const char* part3Implementation() { return "student"; }
 
-// The launch shape of mergeLarge and mergeSort: kThreads threads per block,
-// kItems consecutive outputs per thread, a tile of kThreads * kItems outputs
-// per block. It must be one of studyShapes() (study_shapes.hpp).
+// The launch shapes of mergeLarge (kThreads threads per block, kItems
+// consecutive outputs per thread, a tile of kThreads * kItems outputs per
+// block) and of mergeSort (kSortThreads, kSortItems). Each must be one of
+// studyShapes() (study_shapes.hpp).
 // [Q7 begins] -------------------------------------------------------------------
-// TODO(Q7): your default shape. Run the study (./part3), pick the shape you
-//   would ship, and justify the choice in your report. Until then: the first
-//   study shape.
+// TODO(Q7): your default shapes. Run the study (./part3), pick the shapes you
+//   would ship, and justify the choice in your report. The sort may use the
+//   merge's shape or its own. Until then: the first study shape for both.
 constexpr int kThreads = 128;
 constexpr int kItems = 4;
+constexpr int kSortThreads = kThreads;
+constexpr int kSortItems = kItems;
 // [Q7 ends] ---------------------------------------------------------------------
 
 // ---------------------------------------------------------------- jobs
@@ -226,7 +229,7 @@ void mergeLarge(const T* dA, long long nA, const T* dB, long long nB, T* dM) {
 
 template <class T>
 void mergeSort(T* dData, long long n) {
-    mergeSortImpl<kThreads, kItems>(dData, n);
+    mergeSortImpl<kSortThreads, kSortItems>(dData, n);
 }
 
 void mergeLargeShaped(const int* dA, long long nA, const int* dB, long long nB, int* dM, LaunchShape shape) {

@@ -14,6 +14,6 @@ struct Shape {
 };
 
 using StudyShapes = std::tuple<Shape<128, 4>, Shape<128, 8>, Shape<128, 17>, Shape<256, 8>, Shape<256, 16>,
-                               Shape<256, 17>>;
+                               Shape<256, 17>, Shape<512, 17>>;
 
 }  // namespace lab

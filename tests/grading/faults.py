@@ -66,7 +66,7 @@ FAULTS = [
            (P3, "#include <utility>", "#include <utility>\n#include <algorithm>\n#include <vector>")],
           {"Q5": "zero", "Q6": "full", "Q7": "full"}),
     Fault("thrust-call", "mergeSort calls thrust::stable_sort",
-          [(P3, "    mergeSortImpl<kThreads, kItems>(dData, n);\n}",
+          [(P3, "    mergeSortImpl<kSortThreads, kSortItems>(dData, n);\n}",
             "    thrust::stable_sort(thrust::device, dData, dData + n);\n}"),
            (P3, "#include <utility>", "#include <utility>\n#include <thrust/execution_policy.h>\n#include <thrust/sort.h>")],
           {"Q5": "full", "Q6": "zero", "Q7": "full"}),
