@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import csv
 import sys
+import textwrap
 from collections import defaultdict
 from pathlib import Path
 
@@ -72,7 +73,7 @@ def draw(plt, title: str, panels: list[tuple[str, dict]], xlabel: str, out: Path
         ax.set_title(subtitle, fontsize=10)
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize=7)
-    fig.suptitle(title)
+    fig.suptitle(textwrap.fill(title, width=70 * len(panels)))  # about 70 characters fit a panel's width
     fig.tight_layout()
     fig.savefig(out, dpi=110)
     plt.close(fig)
