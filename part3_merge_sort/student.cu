@@ -151,7 +151,10 @@ __global__ void __launch_bounds__(THREADS, 1024 / THREADS) sortTiles_k(const T* 
     //   neighbouring runs of ITEMS, 2 ITEMS, ... values as in Part 2's batch
     //   sort, a thread producing ITEMS outputs of a round instead of one.
     //   The last tile may be short: threads past its end sort nothing but
-    //   still reach every __syncthreads().
+    //   still reach every __syncthreads(). Room for one tile: a block may
+    //   declare 48 KB of __shared__ arrays, and the 512 x 17 study shape's
+    //   tile of ints takes 34 KB, so a second tile-sized buffer does not fit
+    //   (each thread's values can wait in registers between rounds).
     (void)in;
     (void)out;
     (void)n;
