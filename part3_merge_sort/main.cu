@@ -29,10 +29,18 @@ using namespace lab;
 
 namespace {
 
+// The floor of a merge: A and B copied into M as they are (every value read
+// and written once, as the merge must), device to device.
+template <class T>
+void copyBoth(const DeviceBuffer<T>& dA, const DeviceBuffer<T>& dB, DeviceBuffer<T>& dM) {
+    CUDA_CHECK(cudaMemcpyAsync(dM.data(), dA.data(), dA.size() * sizeof(T), cudaMemcpyDeviceToDevice));
+    CUDA_CHECK(cudaMemcpyAsync(dM.data() + dA.size(), dB.data(), dB.size() * sizeof(T), cudaMemcpyDeviceToDevice));
+}
+
 void studies(int maxLog2, int runs, std::uint64_t seed, const std::string& csvPath) {
     const std::string impl = part3Implementation();
     const auto cpuRuns = std::min(runs, 3);
-    StudyTable q5("Q5", "mergeLarge of |A| = |B| = n/2 random keys against CCCL, the naive GPU merges, std::", impl);
+    StudyTable q5("Q5", "mergeLarge of |A| = |B| = n/2 random keys against CCCL, the naive GPU merges, std::, a device copy", impl);
     for (long long n : {1LL << 16, 1LL << 20, 1LL << 24, 1LL << 27}) {
         const long long h = n / 2;
         const auto A = sortedKeys(InputKind::Random, h, caseSeed(seed, n, 1));
@@ -42,6 +50,7 @@ void studies(int maxLog2, int runs, std::uint64_t seed, const std::string& csvPa
         dB.upload(B);
         StudyRow row{n, 0, "", timeGpu([&] { mergeLarge(dA.data(), h, dB.data(), h, dM.data()); }, 2, runs).medianMs, {}};
         row.peers.push_back({"thrust::merge", timeGpu([&] { peers::thrustMerge(dA.data(), h, dB.data(), h, dM.data()); }, 2, runs).medianMs});
+        row.peers.push_back({"device copy", timeGpu([&] { copyBoth(dA, dB, dM); }, 2, runs).medianMs});
         row.peers.push_back({"rank-naive", timeGpu([&] { peers::rankMerge(dA.data(), h, dB.data(), h, dM.data()); }, 1, runs).medianMs});
         row.peers.push_back({"1-thread", n > (1 << 16) ? -1 : timeGpu([&] { peers::oneThreadMerge(dA.data(), h, dB.data(), h, dM.data()); }, 0, 1).medianMs});
         row.peers.push_back({"std::merge", timeCpu([&] {
@@ -51,7 +60,7 @@ void studies(int maxLog2, int runs, std::uint64_t seed, const std::string& csvPa
         q5.add(row);
     }
     q5.print();
-    StudyTable q5t("Q5 tagged", "mergeLarge of |A| = |B| = n/2 random tagged keys (8 bytes) against CCCL", impl);
+    StudyTable q5t("Q5 tagged", "mergeLarge of |A| = |B| = n/2 random tagged keys (8 bytes) against CCCL and a device copy", impl);
     for (long long n : {1LL << 20, 1LL << 24, 1LL << 27}) {
         const long long h = n / 2;
         DeviceBuffer<Tagged> dA(h, 0), dB(h, 0), dM(n, 0);
@@ -59,6 +68,7 @@ void studies(int maxLog2, int runs, std::uint64_t seed, const std::string& csvPa
         dB.upload(tagKeys(sortedKeys(InputKind::Random, h, caseSeed(seed, n, 6)), static_cast<int>(h)));
         StudyRow row{n, 0, "", timeGpu([&] { mergeLarge(dA.data(), h, dB.data(), h, dM.data()); }, 2, runs).medianMs, {}};
         row.peers.push_back({"thrust::merge", timeGpu([&] { peers::thrustMerge(dA.data(), h, dB.data(), h, dM.data()); }, 2, runs).medianMs});
+        row.peers.push_back({"device copy", timeGpu([&] { copyBoth(dA, dB, dM); }, 2, runs).medianMs});
         q5t.add(row);
     }
     q5t.print();
