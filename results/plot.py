@@ -9,7 +9,8 @@ pip install matplotlib). One figure per study, in the CSVs' folder:
   q7.png        Part 3: merge sort keys/s against n for every launch shape
   extras.png    extras: bitonic and odd-even against merge sort and CUB
 The copy floor (a device-to-device copy's keys/s: every key read and written
-once) is drawn as a dashed line where the CSV has it (study "copy").
+once; Part 1's study "copy" of 2^24 ints) is drawn as a dashed line where the
+CSVs have it. Q5's tables also time a copy at each n (the peer "device copy").
 """
 
 from __future__ import annotations
@@ -65,7 +66,7 @@ def draw(plt, title: str, panels: list[tuple[str, dict]], xlabel: str, out: Path
             xs, ys = zip(*points)
             ax.plot(xs, ys, marker="o", markersize=3, label=name)
         if copy:
-            ax.axhline(copy, linestyle="--", color="grey", label="device copy (floor)")
+            ax.axhline(copy, linestyle="--", color="grey", label="copy floor (2^24 ints)")
         ax.set_xscale("log", base=2) if logx else None
         ax.set_yscale("log")
         ax.set_xlabel(xlabel)
