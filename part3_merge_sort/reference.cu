@@ -118,7 +118,8 @@ __global__ void partition_k(Job job, int tile, long long numTiles, long long* sp
     // it probes, A[i + s - 1], lies on a lattice that does not depend on k:
     // neighbouring diagonals whose crossings share the top bits probe the
     // same A values, and all but the first find them in L2 (B[k - i - s]
-    // still differs per diagonal). H100, 2^27 values: 46 -> 32 us.
+    // still differs per diagonal). H100, 2^27 values (Nsight Compute): 45 ->
+    // 31 us, DRAM sectors read 2.40 -> 1.33 million.
     const long long k = m.k0;
     const long long lo = k > m.nB ? k - m.nB : 0;  // the crossing is in [lo, hi]
     const long long hi = k < m.nA ? k : m.nA;
