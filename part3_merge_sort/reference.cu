@@ -111,15 +111,15 @@ __global__ void partition_k(Job job, int tile, long long numTiles, long long* sp
     if (t >= numTiles) return;
     const auto m = job.mergeOf(t, tile);
     // Part 1's diagonalSearch(m.A, m.nA, m.B, m.nB, m.k0) would do. Tuning 6:
-    // with 30 000 tiles the partition is bound by DRAM, every probe fetching
-    // a sector of its own, and a midpoint of [lo, hi] differs from one
-    // diagonal to the next. This search finds the same crossing bit by bit
-    // from the top (is it >= i + s? for s = 2^m, ..., 2, 1), so the A value
-    // it probes, A[i + s - 1], lies on a lattice that does not depend on k:
-    // neighbouring diagonals whose crossings share the top bits probe the
-    // same A values, and all but the first find them in L2 (B[k - i - s]
-    // still differs per diagonal). H100, 2^27 values (Nsight Compute): 45 ->
-    // 31 us, DRAM sectors read 2.40 -> 1.33 million.
+    // with 30 000 tiles the partition waits on DRAM, each probe a sector of
+    // its own: a midpoint of [lo, hi] differs from one diagonal to the next.
+    // This search finds the same crossing bit by bit from the top (is it
+    // >= i + s? for s = 2^m, ..., 2, 1), so the A value it probes,
+    // A[i + s - 1], lies on a lattice that does not depend on k: neighbouring
+    // diagonals whose crossings share the top bits probe the same A values,
+    // and most of those probes find them in L2 (B[k - i - s] still differs per
+    // diagonal). H100, 2^27 values (Nsight Compute): 45 -> 31 us, DRAM
+    // sectors read 2.40 -> 1.33 million.
     const long long k = m.k0;
     const long long lo = k > m.nB ? k - m.nB : 0;  // the crossing is in [lo, hi]
     const long long hi = k < m.nA ? k : m.nA;
