@@ -1,6 +1,7 @@
 #include "bench_peers.hpp"
 
 #include "../common/cuda_check.hpp"
+#include "../common/peer_memory.hpp"
 
 #include <cub/device/device_segmented_sort.cuh>
 #include <thrust/execution_policy.h>
@@ -17,7 +18,7 @@ void thrustMergeTuples(const int* dApair, const int* dAkey, long long nA, const 
     const auto a = thrust::make_zip_iterator(thrust::make_tuple(dApair, dAkey));
     const auto b = thrust::make_zip_iterator(thrust::make_tuple(dBpair, dBkey));
     const auto out = thrust::make_zip_iterator(thrust::make_tuple(dOutPair, dOutKey));
-    thrust::merge(thrust::device, a, a + nA, b, b + nB, out);
+    thrust::merge(thrust::cuda::par_nosync(peerMemory()), a, a + nA, b, b + nB, out);
     CUDA_CHECK_LAUNCH("thrust::merge");
 }
 

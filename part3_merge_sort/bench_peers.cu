@@ -1,6 +1,7 @@
 #include "bench_peers.hpp"
 
 #include "../common/cuda_check.hpp"
+#include "../common/peer_memory.hpp"
 
 #include <cub/device/device_merge_sort.cuh>
 #include <thrust/execution_policy.h>
@@ -14,14 +15,14 @@ namespace lab::peers {
 
 template <class T>
 void thrustMerge(const T* dA, long long nA, const T* dB, long long nB, T* dM) {
-    thrust::merge(thrust::device, dA, dA + nA, dB, dB + nB, dM);
+    thrust::merge(thrust::cuda::par_nosync(peerMemory()), dA, dA + nA, dB, dB + nB, dM);
     CUDA_CHECK_LAUNCH("thrust::merge");
 }
 template void thrustMerge<int>(const int*, long long, const int*, long long, int*);
 template void thrustMerge<Tagged>(const Tagged*, long long, const Tagged*, long long, Tagged*);
 
 void thrustSort(int* dData, long long n) {
-    thrust::sort(thrust::device, dData, dData + n);
+    thrust::sort(thrust::cuda::par_nosync(peerMemory()), dData, dData + n);
     CUDA_CHECK_LAUNCH("thrust::sort");
 }
 

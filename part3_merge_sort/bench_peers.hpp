@@ -6,7 +6,9 @@
 
 namespace lab::peers {
 
-// thrust::merge (stable: A first on ties); T is int or Tagged.
+// thrust::merge (stable: A first on ties); T is int or Tagged. Both Thrust
+// peers keep their temporary storage between calls and return without
+// waiting for the GPU, as the lab's launchers do (common/peer_memory.hpp).
 template <class T>
 void thrustMerge(const T* dA, long long nA, const T* dB, long long nB, T* dM);
 void thrustSort(int* dData, long long n);  // thrust::sort (a radix sort for int keys)
