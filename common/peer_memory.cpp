@@ -8,7 +8,7 @@
 namespace lab::peers {
 
 KeptMemory::~KeptMemory() {
-    for (const Block& b : blocks_) cudaFree(b.p);  // at exit: errors no longer matter
+    for (const Block& b : blocks_) cudaFree(b.p);  // no throw from a destructor
 }
 
 char* KeptMemory::allocate(std::ptrdiff_t bytes) {
@@ -49,11 +49,6 @@ char* KeptMemory::allocate(std::ptrdiff_t bytes) {
 void KeptMemory::deallocate(char* p, std::size_t) {
     for (Block& b : blocks_)
         if (b.p == p) b.inUse = false;  // no throw: Thrust calls this from destructors
-}
-
-KeptMemory& peerMemory() {
-    static KeptMemory memory;
-    return memory;
 }
 
 }  // namespace lab::peers

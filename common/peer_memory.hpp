@@ -10,10 +10,11 @@
 // theirs once, so Thrust's figures would measure the driver, not the merge.
 // The peers therefore run Thrust as
 //
-//     thrust::merge(thrust::cuda::par_nosync(peerMemory()), ...);
+//     KeptMemory memory;  // one per table row: freed when the row is done
+//     thrust::merge(thrust::cuda::par_nosync(memory), ...);
 //
 // with this allocator: a block, once allocated, is handed out again to later
-// calls that fit in it, and freed only when the program ends.
+// calls that fit in it, and freed with the allocator.
 #pragma once
 
 #include <cstddef>
@@ -45,8 +46,5 @@ private:
     };
     std::vector<Block> blocks_;
 };
-
-// The process's one KeptMemory.
-KeptMemory& peerMemory();
 
 }  // namespace lab::peers

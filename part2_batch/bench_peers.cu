@@ -14,11 +14,11 @@
 namespace lab::peers {
 
 void thrustMergeTuples(const int* dApair, const int* dAkey, long long nA, const int* dBpair,
-                       const int* dBkey, long long nB, int* dOutPair, int* dOutKey) {
+                       const int* dBkey, long long nB, int* dOutPair, int* dOutKey, KeptMemory& memory) {
     const auto a = thrust::make_zip_iterator(thrust::make_tuple(dApair, dAkey));
     const auto b = thrust::make_zip_iterator(thrust::make_tuple(dBpair, dBkey));
     const auto out = thrust::make_zip_iterator(thrust::make_tuple(dOutPair, dOutKey));
-    thrust::merge(thrust::cuda::par_nosync(peerMemory()), a, a + nA, b, b + nB, out);
+    thrust::merge(thrust::cuda::par_nosync(memory), a, a + nA, b, b + nB, out);
     CUDA_CHECK_LAUNCH("thrust::merge");
 }
 

@@ -82,9 +82,10 @@ bool timingStudy(long long total, int runs, std::uint64_t seed, const std::strin
             }
         DeviceBuffer<int> dAp(aPair.size()), dAk(aKey.size()), dBp(bPair.size()), dBk(bKey.size()), dOutPair(n);
         dAp.upload(aPair), dAk.upload(aKey), dBp.upload(bPair), dBk.upload(bKey);
+        peers::KeptMemory thrustMemory;
         const Timing thrust = timeGpu([&] {
             peers::thrustMergeTuples(dAp.data(), dAk.data(), aKey.size(), dBp.data(), dBk.data(), bKey.size(),
-                                     dOutPair.data(), dOut.data());
+                                     dOutPair.data(), dOut.data(), thrustMemory);
         }, 2, runs);
         if (c) c = checkEqual(dOut.download(), expected, "thrust d=" + std::to_string(d));
         merges.add({N * d, d, "", q3.medianMs, {{"thrust::merge", thrust.medianMs}, {"std::merge", cpuMerge.medianMs}}});

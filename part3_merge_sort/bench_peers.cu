@@ -14,15 +14,15 @@
 namespace lab::peers {
 
 template <class T>
-void thrustMerge(const T* dA, long long nA, const T* dB, long long nB, T* dM) {
-    thrust::merge(thrust::cuda::par_nosync(peerMemory()), dA, dA + nA, dB, dB + nB, dM);
+void thrustMerge(const T* dA, long long nA, const T* dB, long long nB, T* dM, KeptMemory& memory) {
+    thrust::merge(thrust::cuda::par_nosync(memory), dA, dA + nA, dB, dB + nB, dM);
     CUDA_CHECK_LAUNCH("thrust::merge");
 }
-template void thrustMerge<int>(const int*, long long, const int*, long long, int*);
-template void thrustMerge<Tagged>(const Tagged*, long long, const Tagged*, long long, Tagged*);
+template void thrustMerge<int>(const int*, long long, const int*, long long, int*, KeptMemory&);
+template void thrustMerge<Tagged>(const Tagged*, long long, const Tagged*, long long, Tagged*, KeptMemory&);
 
-void thrustSort(int* dData, long long n) {
-    thrust::sort(thrust::cuda::par_nosync(peerMemory()), dData, dData + n);
+void thrustSort(int* dData, long long n, KeptMemory& memory) {
+    thrust::sort(thrust::cuda::par_nosync(memory), dData, dData + n);
     CUDA_CHECK_LAUNCH("thrust::sort");
 }
 

@@ -2,16 +2,18 @@
 // lab is meant to beat. Kept apart from main.cu so their long compile happens once.
 #pragma once
 
+#include "../common/peer_memory.hpp"
 #include "../common/tagged.hpp"
 
 namespace lab::peers {
 
 // thrust::merge (stable: A first on ties); T is int or Tagged. Both Thrust
-// peers keep their temporary storage between calls and return without
-// waiting for the GPU, as the lab's launchers do (common/peer_memory.hpp).
+// peers take their temporary storage from `memory`, which keeps it between
+// calls, and return without waiting for the GPU, as the lab's launchers do
+// (common/peer_memory.hpp).
 template <class T>
-void thrustMerge(const T* dA, long long nA, const T* dB, long long nB, T* dM);
-void thrustSort(int* dData, long long n);  // thrust::sort (a radix sort for int keys)
+void thrustMerge(const T* dA, long long nA, const T* dB, long long nB, T* dM, KeptMemory& memory);
+void thrustSort(int* dData, long long n, KeptMemory& memory);  // thrust::sort (a radix sort for int keys)
 
 // cub::DeviceMergeSort::StableSortKeys, with its temporary storage owned here;
 // T is int or Tagged.

@@ -46,10 +46,11 @@ void studies(int maxLog2, int runs, std::uint64_t seed, const std::string& csvPa
         const auto A = sortedKeys(InputKind::Random, h, caseSeed(seed, n, 1));
         const auto B = sortedKeys(InputKind::Random, h, caseSeed(seed, n, 2));
         DeviceBuffer<int> dA(h, 0), dB(h, 0), dM(n, 0);
+        peers::KeptMemory thrustMemory;
         dA.upload(A);
         dB.upload(B);
         StudyRow row{n, 0, "", timeGpu([&] { mergeLarge(dA.data(), h, dB.data(), h, dM.data()); }, 2, runs).medianMs, {}};
-        row.peers.push_back({"thrust::merge", timeGpu([&] { peers::thrustMerge(dA.data(), h, dB.data(), h, dM.data()); }, 2, runs).medianMs});
+        row.peers.push_back({"thrust::merge", timeGpu([&] { peers::thrustMerge(dA.data(), h, dB.data(), h, dM.data(), thrustMemory); }, 2, runs).medianMs});
         row.peers.push_back({"device copy", timeGpu([&] { copyBoth(dA, dB, dM); }, 2, runs).medianMs});
         row.peers.push_back({"rank-naive", timeGpu([&] { peers::rankMerge(dA.data(), h, dB.data(), h, dM.data()); }, 1, runs).medianMs});
         row.peers.push_back({"1-thread", n > (1 << 16) ? -1 : timeGpu([&] { peers::oneThreadMerge(dA.data(), h, dB.data(), h, dM.data()); }, 0, 1).medianMs});
@@ -64,10 +65,11 @@ void studies(int maxLog2, int runs, std::uint64_t seed, const std::string& csvPa
     for (long long n : {1LL << 20, 1LL << 24, 1LL << 27}) {
         const long long h = n / 2;
         DeviceBuffer<Tagged> dA(h, 0), dB(h, 0), dM(n, 0);
+        peers::KeptMemory thrustMemory;
         dA.upload(tagKeys(sortedKeys(InputKind::Random, h, caseSeed(seed, n, 5)), 0));
         dB.upload(tagKeys(sortedKeys(InputKind::Random, h, caseSeed(seed, n, 6)), static_cast<int>(h)));
         StudyRow row{n, 0, "", timeGpu([&] { mergeLarge(dA.data(), h, dB.data(), h, dM.data()); }, 2, runs).medianMs, {}};
-        row.peers.push_back({"thrust::merge", timeGpu([&] { peers::thrustMerge(dA.data(), h, dB.data(), h, dM.data()); }, 2, runs).medianMs});
+        row.peers.push_back({"thrust::merge", timeGpu([&] { peers::thrustMerge(dA.data(), h, dB.data(), h, dM.data(), thrustMemory); }, 2, runs).medianMs});
         row.peers.push_back({"device copy", timeGpu([&] { copyBoth(dA, dB, dM); }, 2, runs).medianMs});
         q5t.add(row);
     }
@@ -78,9 +80,10 @@ void studies(int maxLog2, int runs, std::uint64_t seed, const std::string& csvPa
         DeviceBuffer<int> pristine(n, 0), work(n, 0), temp(n, 0);
         pristine.upload(keys);
         peers::CubMergeSort<int> cub(n);
+        peers::KeptMemory thrustMemory;
         StudyRow row{n, 0, "", inPlaceSortMs(work, pristine, [&] { mergeSort(work.data(), n); }, runs), {}};
         row.peers.push_back({"cub::DeviceMergeSort", inPlaceSortMs(work, pristine, [&] { cub.run(work.data()); }, runs)});
-        row.peers.push_back({"thrust::sort", inPlaceSortMs(work, pristine, [&] { peers::thrustSort(work.data(), n); }, runs)});
+        row.peers.push_back({"thrust::sort", inPlaceSortMs(work, pristine, [&] { peers::thrustSort(work.data(), n, thrustMemory); }, runs)});
         row.peers.push_back({"rank-naive", inPlaceSortMs(work, pristine, [&] { peers::rankMergeSort(work.data(), temp.data(), n); }, cpuRuns)});
         row.peers.push_back({"std::sort", n > (1 << 24) ? -1 : timeCpu([&] {
             auto copy = keys;
