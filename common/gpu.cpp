@@ -73,4 +73,10 @@ std::size_t freeDeviceBytes() {
     return freeBytes;
 }
 
+void throwOutOfDeviceMemory(const char* what, std::size_t bytes) {
+    cudaGetLastError();  // the failed allocation's error: the device is still usable
+    throw Error(std::string("not enough device memory for ") + what + ": needs " + formatBytes(double(bytes)) + ", " +
+                formatBytes(double(freeDeviceBytes())) + " free");
+}
+
 }  // namespace lab

@@ -29,4 +29,8 @@ std::size_t freeDeviceBytes();
 // "1.50 GiB", "12.0 MiB", "512 B"
 std::string formatBytes(double bytes);
 
+// Throws lab::Error "not enough device memory for <what>: needs <bytes>,
+// <free> free" (after a failed allocation, whose error it clears).
+[[noreturn]] void throwOutOfDeviceMemory(const char* what, std::size_t bytes);
+
 }  // namespace lab

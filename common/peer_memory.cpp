@@ -34,12 +34,7 @@ char* KeptMemory::allocate(std::ptrdiff_t bytes) {
             }
         }
         err = cudaMalloc(&p, need);
-        if (err == cudaErrorMemoryAllocation) {
-            cudaGetLastError();
-            LAB_REQUIRE(false, "not enough device memory for a peer's temporary storage: needs "
-                                   << formatBytes(double(need)) << ", " << formatBytes(double(freeDeviceBytes()))
-                                   << " free");
-        }
+        if (err == cudaErrorMemoryAllocation) throwOutOfDeviceMemory("a peer's temporary storage", need);
     }
     CUDA_CHECK(err);
     blocks_.push_back({static_cast<char*>(p), need, true});

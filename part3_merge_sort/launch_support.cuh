@@ -45,12 +45,7 @@ public:
         keepPoolMemory();
         const std::size_t bytes = static_cast<std::size_t>(n) * sizeof(T);
         const cudaError_t err = cudaMallocAsync(reinterpret_cast<void**>(&p_), bytes, 0);
-        if (err == cudaErrorMemoryAllocation) {
-            cudaGetLastError();
-            LAB_REQUIRE(false, "not enough device memory for temporary storage: needs "
-                                   << formatBytes(double(bytes)) << ", " << formatBytes(double(freeDeviceBytes()))
-                                   << " free");
-        }
+        if (err == cudaErrorMemoryAllocation) throwOutOfDeviceMemory("temporary storage", bytes);
         CUDA_CHECK(err);
     }
     ~Scratch() { cudaFreeAsync(p_, 0); }
