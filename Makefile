@@ -43,7 +43,7 @@ CATCH_LIBS := $(if $(CATCH2_V3),-lCatch2)
 # two pattern rules below never match the same target.
 OBJ := $(BUILD)/obj
 COMMON_OBJS := $(patsubst %.cpp,$(OBJ)/%.o,$(wildcard common/*.cpp))
-TEST_MAIN   := $(OBJ)/tests/main.o $(OBJ)/tests/trace.o $(OBJ)/tests/large_tier.o
+TEST_MAIN   := $(OBJ)/tests/main.o $(OBJ)/tests/trace.o $(OBJ)/tests/trace_canary.o $(OBJ)/tests/large_tier.o
 
 # CUPTI (launch tracing in the graders) ships with the CUDA toolkit; where it
 # lives differs between installs.
@@ -51,8 +51,9 @@ CUDA_HOME ?= $(abspath $(dir $(shell command -v $(NVCC)))/..)
 CUPTI_INC := $(firstword $(wildcard $(CUDA_HOME)/extras/CUPTI/include))
 CUPTI_LIB := $(firstword $(wildcard $(CUDA_HOME)/lib64/libcupti.so $(CUDA_HOME)/lib/libcupti.so \
                $(CUDA_HOME)/extras/CUPTI/lib64/libcupti.so $(CUDA_HOME)/targets/*/lib/libcupti.so))
-TEST_LIBS := $(CATCH_LIBS) $(if $(CUPTI_LIB),-L$(dir $(CUPTI_LIB)) -Xlinker -rpath=$(dir $(CUPTI_LIB))) -lcupti
-$(OBJ)/tests/trace.o: HOSTFLAGS += $(if $(CUPTI_INC),-I$(CUPTI_INC))
+# The trace loads libcupti at run time (dlopen) from where this toolkit has it.
+TEST_LIBS := $(CATCH_LIBS) -ldl
+$(OBJ)/tests/trace.o: HOSTFLAGS += $(if $(CUPTI_INC),-I$(CUPTI_INC)) -DLAB_CUPTI_LIB='"$(or $(CUPTI_LIB),libcupti.so)"'
 
 # ---------------------------------------------------------------- compile
 $(OBJ)/%.o: %.cpp
@@ -112,6 +113,12 @@ $(1): $(BUILD)/$(IMPL)/$(1)
 
 $(BUILD)/$(IMPL)/test_$(1): $$(TEST_MAIN) $(OBJ)/tests/test_$(1).o $(call impl,$(1)) $(call objs,$(1),OBJS) $$(COMMON_OBJS)
 	$$(NVCC) $$(CUFLAGS) $$^ -o $$@ $$(TEST_LIBS)
+
+# The same graders on the trusted host implementation (tests/oracle/): the
+# grading harness compares every student run with this one.
+$(BUILD)/oracle/test_$(1): $$(TEST_MAIN) $(OBJ)/tests/test_$(1).o $(OBJ)/tests/oracle/oracle_$(1).o $(call objs,$(1),OBJS) $$(COMMON_OBJS)
+	@mkdir -p $$(@D)
+	$$(NVCC) $$(CUFLAGS) $$^ -o $$@ $$(TEST_LIBS)
 endef
 $(foreach p,$(PARTS),$(eval $(call part_rules,$(p))))
 
@@ -124,6 +131,7 @@ $(BUILD)/test_tuned: $(TEST_MAIN) $(OBJ)/tests/reference_test_tuned.o $(TUNED_OB
 
 GPU_TEST_BINS := $(foreach p,$(PARTS),$(BUILD)/$(IMPL)/test_$(p)) $(if $(TUNED),$(BUILD)/test_tuned)
 TEST_BINS := $(BUILD)/test_common $(GPU_TEST_BINS)
+ORACLE_BINS := $(foreach p,$(PARTS),$(BUILD)/oracle/test_$(p))
 
 .PHONY: test run-tests tests
 test:
@@ -178,8 +186,11 @@ gradescope:
 	@$(GRADE) gradescope --out dist/gradescope-autograder.zip
 
 # Everything a submission's copy shares with the lab, built once per grading run.
-grade-objects: $(COMMON_OBJS) $(TEST_MAIN) $(BUILD)/test_common \
+grade-objects: $(COMMON_OBJS) $(TEST_MAIN) $(BUILD)/test_common $(ORACLE_BINS) \
                $(foreach p,$(PARTS),$(OBJ)/tests/test_$(p).o $(call objs,$(p),OBJS))
+
+.PHONY: oracle
+oracle: $(ORACLE_BINS)
 
 # The student copy in dist/lab and dist/lab.tar.gz, then checked: it builds,
 # and its graders fail exactly the questions' tests.
@@ -220,5 +231,6 @@ help:
 ALL_OBJS := $(COMMON_OBJS) $(TEST_MAIN) $(OBJ)/tests/test_common.o \
             $(foreach p,$(PARTS),$(OBJ)/tests/test_$(p).o $(call impl,$(p)) $(call objs,$(p),OBJS) \
                                  $(call objs,$(p),DEMO) $(OBJ)/$($(p)_DIR)/main.o) $(extras_LINK) \
-            $(TUNED_OBJ) $(if $(TUNED),$(OBJ)/tests/reference_test_tuned.o)
+            $(TUNED_OBJ) $(if $(TUNED),$(OBJ)/tests/reference_test_tuned.o) \
+            $(foreach p,$(PARTS),$(OBJ)/tests/oracle/oracle_$(p).o)
 -include $(ALL_OBJS:.o=.d)

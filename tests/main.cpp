@@ -7,11 +7,16 @@
 // and the exit status is non-zero when anything failed.
 //
 // For the grading harness, LAB_REPORT=<file> also writes a report, one JSON
-// object a line: "start" and "end" (status, skip reason, first failure) per
-// test case, then "summary". The harness reads only this file, never stdout,
-// and a report without its summary means the process did not finish (a
-// crash, a hang, or exit() in the code under test). An exit() during the run
-// is also turned into exit status 3, so `make test` cannot be fooled by it.
+// object a line: "start" and "end" (status, skip reason, first failure, and
+// the digest chain of what the test read back: test_env.hpp) per test case,
+// then "summary". The harness reads only this file, never stdout, and a report
+// without its summary means the process did not finish (a crash, a hang, or
+// exit() in the code under test). An exit() during the run is also turned into
+// exit status 3, so `make test` cannot be fooled by it. None of this makes the
+// report trustworthy: code under test runs in this process and can write any
+// file it likes. The harness believes a "passed" only when the digest chain
+// equals a trusted build's (tests/oracle/), run in a process without student
+// code.
 #define CATCH_CONFIG_RUNNER  // v2: this file provides main (v3 ignores it)
 #include "catch_shim.hpp"
 
@@ -29,6 +34,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <iostream>
 
 namespace lab::test {
@@ -40,6 +46,8 @@ struct Tally {
     bool currentSkipped = false;
     std::string skipReason, firstFailure, currentTest;
     bool finished = false;
+    std::uint64_t chain = 0;  // the running test case's digest chain
+    long long digests = 0;
 };
 Tally tally;
 
@@ -87,6 +95,20 @@ void exitDuringRun() {
     std::_Exit(3);
 }
 
+// SplitMix64's finaliser: a well-mixed 64-bit hash step.
+std::uint64_t mix(std::uint64_t x) {
+    x += 0x9E3779B97F4A7C15ULL;
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
+    return x ^ (x >> 31);
+}
+
+std::string hex64(std::uint64_t v) {
+    char buf[20];
+    std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
+    return buf;
+}
+
 std::uint64_t readSeed() {
     const char* env = std::getenv("LAB_SEED");
     if (env == nullptr || *env == '\0') return 20121125;  // default: fixed, so runs repeat
@@ -126,6 +148,25 @@ void skip(const std::string& reason) {
     std::cout << "  (not run: " << reason << ")\n";
 }
 
+void digest(std::uint64_t value) {
+    tally.chain = mix(tally.chain ^ mix(value + static_cast<std::uint64_t>(tally.digests)));
+    ++tally.digests;
+}
+
+void digest(const void* bytes, std::size_t size) {
+    const auto* p = static_cast<const unsigned char*>(bytes);
+    std::uint64_t h = mix(size);
+    std::size_t i = 0;
+    for (; i + 8 <= size; i += 8) {
+        std::uint64_t word;
+        std::memcpy(&word, p + i, 8);
+        h = mix(h ^ word);
+    }
+    std::uint64_t tail = 0;
+    if (size > i) std::memcpy(&tail, p + i, size - i);
+    digest(mix(h ^ tail));
+}
+
 std::string context(std::uint64_t caseSeed, const std::string& details) {
     return "LAB_SEED=" + std::to_string(seed()) + " case seed " + std::to_string(caseSeed) + ", " + details;
 }
@@ -153,6 +194,8 @@ struct TallyListener : ListenerBase {
         tally.skipReason.clear();
         tally.firstFailure.clear();
         tally.currentTest = info.name;
+        tally.chain = 0;
+        tally.digests = 0;
         reportLine("\"event\":\"start\",\"test\":" + jsonString(info.name));
         ListenerBase::testCaseStarting(info);
     }
@@ -171,7 +214,8 @@ struct TallyListener : ListenerBase {
         else ++tally.passed;
         reportLine("\"event\":\"end\",\"test\":" + jsonString(tally.currentTest) + ",\"status\":\"" +
                    status + "\",\"reason\":" + jsonString(tally.skipReason) +
-                   ",\"failure\":" + jsonString(tally.firstFailure));
+                   ",\"failure\":" + jsonString(tally.firstFailure) + ",\"digest\":\"" + hex64(tally.chain) +
+                   "\",\"digests\":" + std::to_string(tally.digests));
         ListenerBase::testCaseEnded(stats);
     }
 

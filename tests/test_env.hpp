@@ -2,6 +2,7 @@
 // includes it): the seed, quick mode, and skipping a test case with a reason.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -27,5 +28,20 @@ std::string context(std::uint64_t caseSeed, const std::string& details);
 
 // Sizes 0..max, all of them, or (quick mode) the edges and a sample.
 std::vector<int> sizesUpTo(int max);
+
+// The digest chain of the running test case: every result a grader reads
+// back (an output array, an input after the run, a host search's answer) is
+// hashed into it, in order. The report carries the chain; the grading harness
+// passes a test only when it equals the chain of the same test, on the same
+// seed, in a build that links the trusted host implementation
+// (tests/oracle/) instead of the submission. A report the code under test
+// wrote itself therefore proves nothing unless its outputs were right.
+void digest(const void* bytes, std::size_t size);
+void digest(std::uint64_t value);
+template <class T>
+void digest(const std::vector<T>& values) {
+    digest(static_cast<std::uint64_t>(values.size()));
+    digest(values.data(), values.size() * sizeof(T));
+}
 
 }  // namespace lab::test

@@ -55,7 +55,7 @@ Check sortCase(const std::vector<T>& in, Sort sort, const std::string& ctx, cons
     if (Check c = test::tracedCall([&] { sort(d.data(), n); }, sortRules(n, shape), ctx); !c) return c;
     std::vector<T> expected = in;
     std::stable_sort(expected.begin(), expected.end());
-    return checkDeviceOutput(d, expected, ctx);
+    return test::checkOutputDigested(d, expected, ctx);
 }
 
 std::string sizes(long long nA, long long nB, const std::string& kind) {

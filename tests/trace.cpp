@@ -8,6 +8,7 @@
 #include <cupti.h>
 #include <cuda_runtime_api.h>
 #include <cxxabi.h>
+#include <dlfcn.h>
 
 #include <cstdlib>
 #include <cstring>
@@ -20,6 +21,54 @@ namespace lab::test {
 
 namespace {
 
+// ---------------------------------------------------------------- CUPTI itself
+
+// CUPTI's functions, looked up in libcupti itself (LAB_CUPTI_LIB, set by the
+// Makefile) rather than linked by name: a function of the same name defined
+// by the code under test would otherwise take their place in the link.
+struct Cupti {
+    decltype(&cuptiActivityRegisterCallbacks) registerCallbacks = nullptr;
+    decltype(&cuptiActivityEnable) enable = nullptr;
+    decltype(&cuptiSubscribe) subscribe = nullptr;
+    decltype(&cuptiEnableDomain) enableDomain = nullptr;
+    decltype(&cuptiActivityGetNextRecord) nextRecord = nullptr;
+    decltype(&cuptiGetResultString) resultString = nullptr;
+    decltype(&cuptiActivityFlushAll) flushAll = nullptr;
+    decltype(&cuptiGetTimestamp) timestamp = nullptr;
+    std::string problem;  // why CUPTI cannot be used, "" when it can
+};
+
+#ifndef LAB_CUPTI_LIB
+#define LAB_CUPTI_LIB "libcupti.so"
+#endif
+
+template <class F>
+void lookUp(void* lib, const char* name, F& f, std::string& problem) {
+    f = reinterpret_cast<F>(dlsym(lib, name));
+    if (f == nullptr && problem.empty()) problem = std::string("libcupti has no ") + name;
+}
+
+const Cupti& cupti() {
+    static const Cupti c = [] {
+        Cupti c;
+        void* lib = dlopen(LAB_CUPTI_LIB, RTLD_NOW | RTLD_LOCAL);
+        if (lib == nullptr) {
+            c.problem = std::string("cannot load ") + LAB_CUPTI_LIB;
+            return c;
+        }
+        lookUp(lib, "cuptiActivityRegisterCallbacks", c.registerCallbacks, c.problem);
+        lookUp(lib, "cuptiActivityEnable", c.enable, c.problem);
+        lookUp(lib, "cuptiSubscribe", c.subscribe, c.problem);
+        lookUp(lib, "cuptiEnableDomain", c.enableDomain, c.problem);
+        lookUp(lib, "cuptiActivityGetNextRecord", c.nextRecord, c.problem);
+        lookUp(lib, "cuptiGetResultString", c.resultString, c.problem);
+        lookUp(lib, "cuptiActivityFlushAll", c.flushAll, c.problem);
+        lookUp(lib, "cuptiGetTimestamp", c.timestamp, c.problem);
+        return c;
+    }();
+    return c;
+}
+
 // ---------------------------------------------------------------- CUPTI state
 
 struct Window {
@@ -27,8 +76,15 @@ struct Window {
     bool open = false;       // a traced call is running
     std::uint64_t from = 0;  // CUPTI timestamps of the window
     TraceLog log;
+    std::vector<std::string> outside;  // host-memory calls made outside any window, from start-up on
 };
 Window window;
+
+// Each window also holds two launches of this lab kernel and two copies of
+// kCanaryBytes to the host: a trace that misses them was switched off or
+// tampered with during the call.
+constexpr const char* kCanaryKernel = "traceCanary_k";
+constexpr std::size_t kCanaryBytes = 12;
 
 std::string demangle(const char* name) {
     int status = 0;
@@ -37,8 +93,11 @@ std::string demangle(const char* name) {
 }
 
 // "void lab::mergeSmall_k<int>(int const*, int, ...)" -> "mergeSmall_k"
+// (also for a kernel in an anonymous namespace: "(anonymous namespace)::k").
 std::string shortName(const std::string& full) {
     std::string s = full;
+    static const std::string anonymous = "(anonymous namespace)";
+    for (std::size_t at; (at = s.find(anonymous)) != std::string::npos;) s.erase(at, anonymous.size());
     int depth = 0;
     std::size_t cut = s.size();
     for (std::size_t i = 0; i < s.size(); ++i) {  // drop the parameter list
@@ -81,7 +140,7 @@ void CUPTIAPI bufferRequested(std::uint8_t** buffer, std::size_t* size, std::siz
 void CUPTIAPI bufferCompleted(CUcontext, std::uint32_t, std::uint8_t* buffer, std::size_t, std::size_t valid) {
     std::lock_guard<std::mutex> lock(window.mutex);
     CUpti_Activity* record = nullptr;
-    while (cuptiActivityGetNextRecord(buffer, valid, &record) == CUPTI_SUCCESS) {
+    while (cupti().nextRecord(buffer, valid, &record) == CUPTI_SUCCESS) {
         if (record->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL || record->kind == CUPTI_ACTIVITY_KIND_KERNEL) {
             const auto* k = reinterpret_cast<const CUpti_ActivityKernel10*>(record);
             if (!window.open || k->start < window.from) continue;
@@ -90,11 +149,16 @@ void CUPTIAPI bufferCompleted(CUcontext, std::uint32_t, std::uint8_t* buffer, st
             launch.name = shortName(launch.fullName);
             launch.blocks = static_cast<long long>(k->gridX) * k->gridY * k->gridZ;
             launch.threads = k->blockX * k->blockY * k->blockZ;
-            window.log.kernels.push_back(launch);
+            if (launch.name == kCanaryKernel) ++window.log.canaryKernels;
+            else window.log.kernels.push_back(launch);
         } else if (record->kind == CUPTI_ACTIVITY_KIND_MEMCPY) {
             const auto* m = reinterpret_cast<const CUpti_ActivityMemcpy6*>(record);
             if (!window.open || m->start < window.from) continue;
-            if (const char* kind = copyKindName(m->copyKind))
+            const char* kind = copyKindName(m->copyKind);
+            if (m->bytes == kCanaryBytes && m->copyKind == CUPTI_ACTIVITY_MEMCPY_KIND_DTOH &&
+                window.log.canaryCopies < window.log.canaryKernels)
+                ++window.log.canaryCopies;
+            else if (kind != nullptr)
                 window.log.hostCopies.push_back(std::string(kind) + " copy of " + std::to_string(m->bytes) + " bytes");
         }
     }
@@ -118,26 +182,54 @@ void CUPTIAPI apiCalled(void*, CUpti_CallbackDomain, CUpti_CallbackId, const voi
     if (!hostMemoryApi(info->functionName)) return;
     std::lock_guard<std::mutex> lock(window.mutex);
     if (window.open) window.log.hostMemoryCalls.push_back(info->functionName);
+    else window.outside.push_back(info->functionName);
 }
 
 std::string cuptiError(CUptiResult r) {
     const char* text = nullptr;
-    cuptiGetResultString(r, &text);
+    cupti().resultString(r, &text);
     return text ? text : "unknown CUPTI error";
+}
+
+bool tracingOff() {
+    const char* env = std::getenv("LAB_TRACE");
+    return env != nullptr && std::strcmp(env, "0") == 0;
+}
+
+bool tracingRequired() {
+    const char* env = std::getenv("LAB_TRACE");
+    return env != nullptr && std::strcmp(env, "require") == 0;
+}
+
+// The callbacks on host-memory calls, once; "" when they run.
+std::string subscribeOnce() {
+    static const std::string problem = [] {
+        if (!cupti().problem.empty()) return cupti().problem;
+        CUpti_SubscriberHandle subscriber;
+        for (CUptiResult r : {cupti().subscribe(&subscriber, apiCalled, nullptr),
+                              cupti().enableDomain(1, subscriber, CUPTI_CB_DOMAIN_RUNTIME_API),
+                              cupti().enableDomain(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API)})
+            if (r != CUPTI_SUCCESS) return "CUPTI could not start: " + cuptiError(r);
+        return std::string();
+    }();
+    return problem;
+}
+
+// When grading (LAB_TRACE=require), host-memory calls are recorded from
+// start-up, before the constructors of ordinary static objects run, so
+// memory made host-visible before the first traced call shows too.
+__attribute__((constructor(101))) void subscribeAtStartUp() {
+    if (tracingRequired()) subscribeOnce();
 }
 
 // Starts CUPTI once; an empty string when it runs, else why not.
 std::string startTracing() {
-    const char* env = std::getenv("LAB_TRACE");
-    if (env != nullptr && std::strcmp(env, "0") == 0) return "tracing is off (LAB_TRACE=0)";
+    if (tracingOff()) return "tracing is off (LAB_TRACE=0)";
     if (!detectGpu().available) return "no GPU";
-    CUpti_SubscriberHandle subscriber;
-    for (CUptiResult r : {cuptiActivityRegisterCallbacks(bufferRequested, bufferCompleted),
-                          cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL),
-                          cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMCPY),
-                          cuptiSubscribe(&subscriber, apiCalled, nullptr),
-                          cuptiEnableDomain(1, subscriber, CUPTI_CB_DOMAIN_RUNTIME_API),
-                          cuptiEnableDomain(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API)})
+    if (std::string problem = subscribeOnce(); !problem.empty()) return problem;
+    for (CUptiResult r : {cupti().registerCallbacks(bufferRequested, bufferCompleted),
+                          cupti().enable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL),
+                          cupti().enable(CUPTI_ACTIVITY_KIND_MEMCPY)})
         if (r != CUPTI_SUCCESS) return "CUPTI could not start: " + cuptiError(r);
     return "";
 }
@@ -147,9 +239,16 @@ const std::string& tracingProblem() {
     return problem;
 }
 
-bool tracingRequired() {
-    const char* env = std::getenv("LAB_TRACE");
-    return env != nullptr && std::strcmp(env, "require") == 0;
+// Two canaries into the window: a launch of the lab's kernel, a small copy.
+void canary() {
+    static int* device = [] {
+        int* p = nullptr;
+        cudaMalloc(reinterpret_cast<void**>(&p), kCanaryBytes);
+        return p;
+    }();
+    launchTraceCanary(device);
+    int host[kCanaryBytes / sizeof(int)];
+    cudaMemcpy(host, device, kCanaryBytes, cudaMemcpyDeviceToHost);
 }
 
 }  // namespace
@@ -165,9 +264,9 @@ TraceLog traceCall(const std::function<void()>& call) {
     }
     // Close the gap: earlier work finishes and is flushed before the window.
     cudaDeviceSynchronize();
-    cuptiActivityFlushAll(1);
+    cupti().flushAll(1);
     std::uint64_t now = 0;
-    cuptiGetTimestamp(&now);
+    cupti().timestamp(&now);
     {
         std::lock_guard<std::mutex> lock(window.mutex);
         window.log = TraceLog{};
@@ -176,7 +275,9 @@ TraceLog traceCall(const std::function<void()>& call) {
         window.open = true;
     }
     try {
+        canary();
         call();
+        canary();
     } catch (...) {
         std::lock_guard<std::mutex> lock(window.mutex);
         window.open = false;
@@ -184,9 +285,10 @@ TraceLog traceCall(const std::function<void()>& call) {
     }
     // A kernel that faulted leaves no activity record: report the fault itself.
     const cudaError_t err = cudaDeviceSynchronize();
-    cuptiActivityFlushAll(1);
+    cupti().flushAll(1);
     std::lock_guard<std::mutex> lock(window.mutex);
     window.open = false;
+    for (const std::string& call : window.outside) window.log.hostMemoryCalls.push_back(call + " (outside a traced call)");
     if (err != cudaSuccess) window.log.fault = std::string(cudaGetErrorName(err)) + ": " + cudaGetErrorString(err);
     return window.log;
 }
@@ -197,6 +299,10 @@ Check checkTrace(const TraceLog& log, const std::vector<KernelRule>& rules, cons
         return {};
     }
     if (!log.fault.empty()) return failCheck("the launch failed on the GPU (" + log.fault + ") [" + what + "]");
+    if (log.canaryKernels != 2 || log.canaryCopies != 2)
+        return failCheck("the launch trace missed the lab's own canary launches or copies (" +
+                         std::to_string(log.canaryKernels) + " and " + std::to_string(log.canaryCopies) +
+                         " of 2): tracing was switched off or tampered with during the call [" + what + "]");
     std::set<std::string> seenProblems;  // each problem once, however many launches show it
     std::ostringstream problems;
     const auto problem = [&](const std::string& p) {

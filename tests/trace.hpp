@@ -35,7 +35,11 @@ struct TraceLog {
     std::vector<KernelLaunch> kernels;
     std::vector<std::string> hostCopies;     // "device-to-host copy of 4096 bytes"
     std::vector<std::string> hostMemoryCalls;  // "cudaMallocManaged"
+    int canaryKernels = 0, canaryCopies = 0;   // the lab's own canaries seen in the window (2 each)
 };
+
+// Launches the lab's canary kernel, traceCanary_k, writing to `device` (trace_canary.cu).
+void launchTraceCanary(int* device);
 
 // "on", or "off: <why>" (printed at the start of every grader run).
 std::string tracingStatus();

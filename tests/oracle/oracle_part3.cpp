@@ -1,0 +1,54 @@
+// Part 3's launchers, trusted (see oracle.hpp).
+#include "oracle.hpp"
+
+#include "../../part3_merge_sort/part3.cuh"
+
+namespace lab {
+
+const char* part3Implementation() { return "trusted host oracle"; }
+
+template <class T>
+void mergeLarge(const T* dA, long long nA, const T* dB, long long nB, T* dM) {
+    checkMergeLarge(dA, nA, dB, nB, dM);
+    const std::vector<T> A = oracle::download(dA, nA), B = oracle::download(dB, nB);
+    std::vector<T> M(A.size() + B.size());
+    std::merge(A.begin(), A.end(), B.begin(), B.end(), M.begin());
+    oracle::upload(dM, M);
+}
+
+template <class T>
+void mergeSort(T* dData, long long n) {
+    checkMergeSort(dData, n);
+    std::vector<T> v = oracle::download(dData, n);
+    oracle::stableSort(v);
+    oracle::upload(dData, v);
+}
+
+namespace {
+
+void checkShape(LaunchShape shape) {
+    bool found = false;
+    for (const LaunchShape& s : studyShapes())
+        found = found || (s.threads == shape.threads && s.itemsPerThread == shape.itemsPerThread);
+    LAB_REQUIRE(found, "launch shape " << shape.threads << " threads x " << shape.itemsPerThread
+                                       << " items is not one of studyShapes()");
+}
+
+}  // namespace
+
+void mergeLargeShaped(const int* dA, long long nA, const int* dB, long long nB, int* dM, LaunchShape shape) {
+    checkShape(shape);
+    mergeLarge(dA, nA, dB, nB, dM);
+}
+
+void mergeSortShaped(int* dData, long long n, LaunchShape shape) {
+    checkShape(shape);
+    mergeSort(dData, n);
+}
+
+template void mergeLarge<int>(const int*, long long, const int*, long long, int*);
+template void mergeLarge<Tagged>(const Tagged*, long long, const Tagged*, long long, Tagged*);
+template void mergeSort<int>(int*, long long);
+template void mergeSort<Tagged>(Tagged*, long long);
+
+}  // namespace lab
