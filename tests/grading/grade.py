@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Grades submissions of the lab. The Makefile's entry points call it:
 
-  make grade [SUBMISSION=path] [GRADE_OUT=dir] [TIMEOUT=s] [SANITIZE=1] [SEED=n]
-  make grade-all SUBMISSIONS=dir [GRADES=dir]
+  make grade [SUBMISSION=path] [GRADE_OUT=dir] [TIMEOUT=s] [SANITIZE=0] [SEED=n] [BUDGET=s]
+  make grade-all SUBMISSIONS=dir [GRADES=dir] [REGRADE=alice,bob]
   make gradescope
 
 `python3 tests/grading/grade.py --help` lists every option. How grading works is
@@ -24,10 +24,12 @@ import tempfile
 import threading
 import time
 import zipfile
+from dataclasses import dataclass, field
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import harness as h  # noqa: E402
+import sandbox as sb  # noqa: E402
 
 PROBE_TIMEOUT = 60
 DEMO_TIMEOUT = 600  # one demo's timing tables (TIMING=1)
@@ -44,8 +46,15 @@ class Options:
         self.timeout = _positive("TIMEOUT", args.timeout) if args.timeout not in (None, "") else None
         self.timeout_scale = _positive("TIMEOUT_SCALE", args.timeout_scale or "1")
         self.build_timeout = _positive("BUILD_TIMEOUT", args.build_timeout or "900")
-        self.sanitize = _flag("SANITIZE", args.sanitize)
+        self.budget = _positive("BUDGET", getattr(args, "budget", None) or "2400")
+        # Sanitizers run by default; SANITIZE=0 leaves them out.
+        self.sanitize = args.sanitize in (None, "") or _flag("SANITIZE", args.sanitize)
+        self.sanitize_asked = args.sanitize not in (None, "")
         self.large = not _flag("NO_LARGE", args.no_large)
+        sandbox_flag = getattr(args, "sandbox", None)
+        self.sandbox = sb.Sandbox(enabled=sandbox_flag in (None, "") or _flag("SANDBOX", sandbox_flag),
+                                  hidden=(h.LAB, *[Path(p).resolve() for p in (args.out, args.base) if p]))
+        self.work_root = Path(getattr(args, "work_root", None) or tempfile.gettempdir()).resolve()
         self.arch = args.arch or "native"
         self.timing = _flag("TIMING", args.timing)
         self.outputs = [Path(p).resolve() for p in (args.out, args.base) if p]  # never copied into a lab copy
@@ -61,7 +70,16 @@ class Options:
         else:
             self.seed = secrets.randbelow(2**31)  # new inputs each grading: no answer can be prepared
         if self.sanitize and shutil.which("compute-sanitizer") is None:
-            raise h.GradingError("SANITIZE=1 needs compute-sanitizer (CUDA toolkit) on the PATH")
+            if self.sanitize_asked:
+                raise h.GradingError("SANITIZE=1 needs compute-sanitizer (CUDA toolkit) on the PATH")
+            self.sanitize = False  # said in each report (sanitizer_note)
+
+    def sanitizer_note(self) -> str:
+        if self.sanitize:
+            return ""
+        if self.sanitize_asked:
+            return "sanitizers not run (SANITIZE=0)"
+        return "sanitizers not run: compute-sanitizer is not on the PATH"
 
     def timeout_for(self, q: h.Question) -> float:
         return self.timeout if self.timeout is not None else q.timeout * self.timeout_scale
@@ -101,12 +119,28 @@ def lab_fingerprint(lab: Path, exclude: list[Path]) -> str:
     return digest.hexdigest()[:16]
 
 
+def tree_hash(root: Path) -> str:
+    """A hash of every file under root (names, modes and contents)."""
+    digest = hashlib.sha256()
+    for folder, dirs, names in os.walk(root):
+        dirs.sort()
+        for name in sorted(names):
+            path = Path(folder) / name
+            if path.is_symlink() or not path.is_file():
+                continue
+            digest.update(str(path.relative_to(root)).encode() + b"\0" + oct(path.stat().st_mode).encode() + b"\0")
+            digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
 def prepare_base(base: Path, opts: Options, log) -> Path:
-    """A pristine copy of the lab with everything but the student files built:
-    each submission's copy starts from it and compiles only its own files."""
+    """A pristine copy of the lab with everything but the student files built
+    (and the trusted build of the graders, build/oracle/): each submission's
+    copy starts from it and compiles only its own files. Its content hash,
+    taken when it was built, is checked before every copy (verify_base)."""
     stamp = base / ".ready"
     fingerprint = lab_fingerprint(h.LAB, opts.outputs) + "-" + opts.arch
-    if stamp.exists() and stamp.read_text() == fingerprint:
+    if stamp.exists() and stamp.read_text().split()[0] == fingerprint:
         return base
     if base.exists():
         shutil.rmtree(base)
@@ -117,8 +151,15 @@ def prepare_base(base: Path, opts: Options, log) -> Path:
     if r.returncode != 0:
         raise h.GradingError("the lab itself does not build here (see " + str(base / "build-base.log") + "):\n" +
                              h.compile_errors(r.output))
-    stamp.write_text(fingerprint)
+    stamp.write_text(fingerprint + " " + tree_hash(base / "build"))
     return base
+
+
+def verify_base(base: Path) -> None:
+    """The base build is as it was built: nothing a submission ran changed it."""
+    recorded = (base / ".ready").read_text().split()
+    if len(recorded) != 2 or tree_hash(base / "build") != recorded[1]:
+        raise h.GradingError(f"the base build in {base} changed since it was built; delete it and grade again")
 
 
 def probe_gpu(base: Path, env: dict) -> tuple[bool, str, int]:
@@ -132,44 +173,170 @@ def probe_gpu(base: Path, env: dict) -> tuple[bool, str, int]:
     return False, reason, 0
 
 
+# ---------------------------------------------------------------- the trusted run
+
+
+def test_env(opts: Options, gpu_env: dict) -> dict:
+    """The environment of every graded and sanitized run (and the trusted one)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("LAB_")}
+    env.update(gpu_env)
+    env.update({"LAB_SEED": str(opts.seed), "LAB_TRACE": "require", "NO_COLOR": "1"})
+    if opts.large:
+        env["LAB_LARGE"] = "1"
+    return env
+
+
+class Trusted:
+    """The graders run on the trusted host implementation (build/oracle/, no
+    student code), once per part, seed and GPU: the results every student run
+    must reproduce. grade-all's workers share one."""
+
+    def __init__(self, base: Path, opts: Options, logs: Path):
+        self.base, self.opts, self.logs = base, opts, logs
+        self.lock = threading.Lock()
+        self.results: dict[tuple[str, str], dict[str, h.Trusted]] = {}
+
+    def part(self, part: str, gpu_env: dict) -> dict[str, h.Trusted]:
+        key = (part, gpu_env.get("CUDA_VISIBLE_DEVICES", ""))
+        with self.lock:
+            if key not in self.results:
+                self.results[key] = self._run(part, gpu_env)
+            return self.results[key]
+
+    def _run(self, part: str, gpu_env: dict) -> dict[str, h.Trusted]:
+        cases = [c for c in h.read_test_cases(h.LAB, part) if self.opts.large or not c.large]
+        self.logs.mkdir(parents=True, exist_ok=True)
+        device = gpu_env.get("CUDA_VISIBLE_DEVICES", "")
+        with tempfile.TemporaryDirectory(prefix="lab-trusted-") as private:
+            report = Path(private) / "report.jsonl"
+            env = {**test_env(self.opts, gpu_env), "LAB_TRACE": "0", "LAB_REPORT": str(report)}
+            limit = 600 + sum(q.timeout for q in h.read_points(h.LAB, part).values()) * 20
+            r = h.run([str(self.base / "build" / "oracle" / f"test_{part}"), ",".join(c.name for c in cases)],
+                      self.base, limit, env=env, log=self.logs / f"trusted-{part}{device}.log")
+            results = h.read_trusted_report(report)
+        if r.returncode not in (0, 1):
+            say(f"warning: the trusted run of {part} {h.describe_exit(r, limit)} (see {self.logs})")
+        return results
+
+
 # ---------------------------------------------------------------- one submission
 
 
 def prepare_work(submission: Path, base: Path, work: Path) -> h.Submission:
     """A copy of the built base with the submission's student files in it."""
     sub = h.collect_submission(submission, h.read_manifest(h.LAB))
-    shutil.copytree(base, work, dirs_exist_ok=True, copy_function=shutil.copy2)
+    verify_base(base)
+    # The trusted build and its sources stay out: a submission must not find
+    # a program that writes passing reports for it.
+    trusted = {(base / "build" / "oracle").resolve(), (base / "build" / "obj" / "tests" / "oracle").resolve(),
+               (base / "tests" / "oracle").resolve()}
+    shutil.copytree(base, work, dirs_exist_ok=True, copy_function=shutil.copy2,
+                    ignore=lambda folder, names: {n for n in names if (Path(folder) / n).resolve() in trusted})
+    (work / ".ready").unlink(missing_ok=True)
     h.place_files(work, sub.files)
     return sub
 
 
+def system_include_roots() -> list[Path]:
+    """Where a student's includes may come from besides the submission's copy."""
+    roots = [Path("/usr/include"), Path("/usr/lib/gcc"), Path("/usr/local/include")]
+    nvcc = shutil.which("nvcc")
+    if nvcc:
+        roots.append(Path(nvcc).resolve().parent.parent)
+    return roots
+
+
+@dataclass
+class Budget:
+    """The submission's time for its test runs (BUDGET); a test case that would
+    start after it is spent fails, saying so."""
+    seconds: float
+    started: float = field(default_factory=time.monotonic)
+
+    def left(self) -> float:
+        return self.seconds - (time.monotonic() - self.started)
+
+
+class Grading:
+    """One submission's grading: its copy, its sandboxed runs, its notes."""
+
+    def __init__(self, work: Path, logs: Path, opts: Options, env: dict, log, student: str):
+        self.work, self.logs, self.opts, self.env, self.log, self.student = work, logs, opts, env, log, student
+        self.notes: list[str] = []
+        self.budget = Budget(opts.budget)
+        self.hashes: dict[str, str] = {}
+
+    def sandboxed(self, cmd: list[str], writable: list[Path], timeout: float, log: Path, env: dict | None = None,
+                  cwd: Path | None = None) -> h.Run:
+        sb_ = self.opts.sandbox
+        cwd = cwd or self.work
+        return h.run(sb_.wrap(cmd, cwd, writable=writable, readable=[self.work]), cwd, timeout,
+                     env={**(env or self.env), "HOME": "/tmp"}, log=log, sandboxed=sb_.available)
+
+    def build(self, target: str, log: Path, impl: str = "student") -> h.Run:
+        self.opts.sandbox.own(self.work)
+        return self.sandboxed(["make", f"-j{self.opts.jobs}", f"IMPL={impl}", f"ARCH={self.opts.arch}", target],
+                              [self.work], self.opts.build_timeout, log, env={k: v for k, v in os.environ.items()
+                                                                              if not k.startswith("LAB_")})
+
+    def binary_intact(self, binary: Path) -> bool:
+        return binary.exists() and hashlib.sha256(binary.read_bytes()).hexdigest() == self.hashes.get(str(binary))
+
+    def run_case(self, binary: Path, case: h.TestCase, log_path: Path, timeout: float) -> h.Outcome:
+        """One test case in a fresh sandbox: the work copy read-only, a scratch
+        folder for its report."""
+        left = self.budget.left()
+        if left <= 0:
+            return h.Outcome("failed", f"not run: the submission's time budget ({self.opts.budget:g} s, BUDGET) "
+                                       "was spent before this test")
+        if not self.binary_intact(binary):
+            return h.Outcome("failed", "not run: the test binary changed after it was built (by an earlier test?)")
+        limit = min(timeout, left)
+        with tempfile.TemporaryDirectory(prefix="lab-case-", dir=self.opts.work_root) as scratch:
+            self.opts.sandbox.own(Path(scratch))
+            report = Path(scratch) / "report.jsonl"
+            r = self.sandboxed([str(binary), case.name], [Path(scratch)], limit,
+                               log_path, env={**self.env, "LAB_REPORT": str(report)})
+            outcome = h.read_report(report, case.name, r, limit)
+        if outcome.status == "failed" and "during the test" in outcome.message and r.output.strip():
+            outcome.message += " -- last output: " + r.output.strip().splitlines()[-1][:300]
+        if not r.timed_out and r.seconds > 0.5 * timeout:
+            self.notes.append(f"for a person to look at: {case.name} took {r.seconds:.0f} s of its {timeout:g} s limit")
+        return outcome
+
+
 def grade_one(submission: Path, out: Path, base: Path, opts: Options, student: str, log, gpu_env: dict,
-              work: Path | None = None) -> dict:
+              work: Path | None = None, trusted: Trusted | None = None) -> dict:
     """Grades one submission into `out` (report.txt, results.json, gradebook.csv,
-    logs/). Returns summary.json's content. `work`: a copy already prepared
-    (prepare_work), kept afterwards; by default a temporary one."""
+    logs/). Returns summary.json's content, which the caller keeps as the
+    record. `work`: a copy already prepared (prepare_work), kept afterwards; by
+    default a temporary one outside the lab. results.json says INCOMPLETE until
+    every process of the submission is gone and the verdict is written."""
     out.mkdir(parents=True, exist_ok=True)
+    h.write_atomically(out / "results.json", json.dumps(h.incomplete_json("grading did not finish"), indent=2))
     logs = out / "logs"
     if logs.exists():
         shutil.rmtree(logs)
     logs.mkdir()
+    trusted = trusted or Trusted(base, opts, logs)
     questions = h.all_questions(h.LAB)
     results = {qid: h.QuestionResult(q, {}) for qid, q in questions.items()}
     keep = work is not None
     if work is None:
-        work = Path(tempfile.mkdtemp(prefix="grade-", dir=out))
+        work = Path(tempfile.mkdtemp(prefix="lab-grade-", dir=opts.work_root))
         sub = prepare_work(submission, base, work)
     else:
         sub = h.collect_submission(submission, h.read_manifest(h.LAB))
-    notes = list(sub.notes)
+    g = Grading(work, logs, opts, test_env(opts, gpu_env), log, student)
+    notes = [opts.sandbox.describe()] + list(sub.notes)
+    if opts.sanitizer_note():
+        notes.append(opts.sanitizer_note())
     try:
-        env = {k: v for k, v in os.environ.items() if not k.startswith("LAB_")}
-        env.update(gpu_env)
-        env.update({"LAB_SEED": str(opts.seed), "LAB_TRACE": "require", "NO_COLOR": "1"})
-        if opts.large:
-            env["LAB_LARGE"] = "1"
+        # Every part builds before any test runs; the trusted runs go meanwhile.
+        oracle = threading.Thread(target=lambda: [trusted.part(p, gpu_env) for p in opts.parts], daemon=True)
+        oracle.start()
         built = []
-        for part, _ in h.PARTS:
+        for part, part_dir in h.PARTS:
             part_questions = [r for r in results.values() if r.question.part == part]
             if part not in opts.parts:
                 for r in part_questions:
@@ -177,19 +344,33 @@ def grade_one(submission: Path, out: Path, base: Path, opts: Options, student: s
                 continue
             log(f"  {student}: building {part}")
             binary = work / "build" / "student" / f"test_{part}"
-            b = h.run(["make", f"-j{opts.jobs}", "IMPL=student", f"ARCH={opts.arch}", f"build/student/test_{part}"],
-                      work, opts.build_timeout, log=logs / f"build-{part}.log")
+            b = g.build(f"build/student/test_{part}", logs / f"build-{part}.log")
+            err = ""
             if b.returncode != 0 or not binary.exists():
                 err = h.compile_errors(b.output) if not b.timed_out else f"the build {h.describe_exit(b, opts.build_timeout)}"
+                notes.append(f"{part} does not compile; its questions get 0 (first errors in logs/build-{part}.log)")
+            else:
+                outside = h.include_problems(work / "build" / "student" / part_dir / "student.d", work,
+                                             system_include_roots())
+                if outside:
+                    err = "it includes files from outside the submission: " + ", ".join(outside[:5])
+                    notes.append(f"{part} gets 0: its student code includes {', '.join(outside[:5])} "
+                                 "(only the submission's own files and the system's headers may be included)")
+            if err:
                 for r in part_questions:
                     r.build_error = err
-                notes.append(f"{part} does not compile; its questions get 0 (first errors in logs/build-{part}.log)")
                 continue
-            run_part(binary, part_questions, work, logs, opts, env, log, student)
+            g.hashes[str(binary)] = hashlib.sha256(binary.read_bytes()).hexdigest()
+            notes += h.suspicious_symbols(part, work / "build" / "student" / part_dir / "student.o")
             built.append(part)
+        oracle.join()
+        for part in built:
+            binary = work / "build" / "student" / f"test_{part}"
+            run_part(g, binary, [r for r in results.values() if r.question.part == part], trusted.part(part, gpu_env))
+        notes += g.notes
         if opts.timing:
             log(f"  {student}: timing the demos")
-            notes.append(time_submission(work, logs, opts, env, base, built))
+            notes.append(time_submission(g, base, built))
     finally:
         if not keep:
             shutil.rmtree(work, ignore_errors=True)
@@ -203,51 +384,61 @@ _reference_timing: dict[str, tuple[dict, str, str]] = {}  # per part (rows, why 
 _reference_lock = threading.Lock()  # grade-all's workers share it
 
 
-def run_demo(lab: Path, impl: str, part: str, csv_path: Path, opts: Options, env: dict, log_path: Path) -> str:
-    """Builds and runs one demo's timing tables into csv_path; "" or why not."""
-    b = h.run(["make", f"-j{opts.jobs}", f"IMPL={impl}", f"ARCH={opts.arch}", f"build/{impl}/{part}"], lab,
-              opts.build_timeout, log=log_path.with_suffix(".build.log"))
-    if b.returncode != 0:
-        return f"{part} demo does not build"
-    csv_path.unlink(missing_ok=True)
-    r = h.run([str(lab / "build" / impl / part), *DEMO_ARGS, *DEMO_EXTRA.get(part, []), "--csv", str(csv_path)], lab,
-              DEMO_TIMEOUT, env={**env, "LAB_TRACE": "0"}, log=log_path)
+def read_demo(r: h.Run, part: str, csv_path: Path) -> str:
     if r.returncode != 0 or not csv_path.exists():
         return f"./{part} {h.describe_exit(r, DEMO_TIMEOUT)}"
     return ""
 
 
-def reference_timing(base: Path, part: str, opts: Options, env: dict) -> tuple[dict, str, str]:
+def reference_timing(part: str, opts: Options, env: dict) -> tuple[dict, str, str]:
     """The reference's timing tables on this GPU, measured once per grading run
-    in a copy of the lab that keeps the instructor files."""
+    in a copy of the lab that keeps the instructor files, outside the outputs
+    and never visible to a submission's sandbox."""
     with _reference_lock:
         if part not in _reference_timing:
-            lab = base.with_name(base.name + "-reference")
-            h.copy_lab(h.LAB, lab, exclude=tuple(opts.outputs), with_reference=True)
-            csv_path = lab / f"timing-{part}.csv"
-            why = run_demo(lab, "reference", part, csv_path, opts, env, lab / f"timing-{part}.log")
-            _reference_timing[part] = (h.read_timing_csv(csv_path) if not why else {}, why,
-                                       _gpu_name(csv_path) if not why else "")
+            with tempfile.TemporaryDirectory(prefix="lab-reference-", dir=opts.work_root) as tmp:
+                lab = Path(tmp)
+                h.copy_lab(h.LAB, lab, exclude=tuple(opts.outputs), with_reference=True)
+                csv_path = lab / f"timing-{part}.csv"
+                b = h.run(["make", f"-j{opts.jobs}", "IMPL=reference", f"ARCH={opts.arch}", f"build/reference/{part}"],
+                          lab, opts.build_timeout)
+                why = f"{part} demo does not build" if b.returncode != 0 else ""
+                if not why:
+                    r = h.run([str(lab / "build" / "reference" / part), *DEMO_ARGS, *DEMO_EXTRA.get(part, []),
+                               "--csv", str(csv_path)], lab, DEMO_TIMEOUT, env={**env, "LAB_TRACE": "0"})
+                    why = read_demo(r, part, csv_path)
+                _reference_timing[part] = (h.read_timing_csv(csv_path) if not why else {}, why,
+                                           _gpu_name(csv_path) if not why else "")
         return _reference_timing[part]
 
 
-def time_submission(work: Path, logs: Path, opts: Options, env: dict, base: Path, built: list[str]) -> str:
-    """Each built part's demo tables, as ratios to the reference's (a note)."""
+def time_submission(g: Grading, base: Path, built: list[str]) -> str:
+    """Each built part's demo tables (sandboxed), as ratios to the reference's (a note)."""
     if not (h.LAB / "part1_merge_path" / "reference.cu").exists():
         return "speed: not timed (this copy of the lab has no reference files to compare with)"
     ratios, missing, gpu = {}, [], ""
     for part in built:
-        reference, why, gpu_name = reference_timing(base, part, opts, env)
+        reference, why, gpu_name = reference_timing(part, g.opts, g.env)
         if why:
             missing.append(f"the reference's {why}")
             continue
         gpu = gpu or gpu_name  # the reference's CSV names the GPU; a submission's could lie
-        csv_path = logs / f"timing-{part}.csv"
-        why = run_demo(work, "student", part, csv_path, opts, env, logs / f"timing-{part}.log")
+        b = g.build(f"build/student/{part}", g.logs / f"timing-{part}.build.log")
+        if b.returncode != 0:
+            missing.append(f"{part} demo does not build")
+            continue
+        with tempfile.TemporaryDirectory(prefix="lab-timing-", dir=g.opts.work_root) as scratch:
+            g.opts.sandbox.own(Path(scratch))
+            csv_path = Path(scratch) / f"timing-{part}.csv"
+            r = g.sandboxed([str(g.work / "build" / "student" / part), *DEMO_ARGS, *DEMO_EXTRA.get(part, []),
+                             "--csv", str(csv_path)], [Path(scratch)], DEMO_TIMEOUT, g.logs / f"timing-{part}.log",
+                            env={**g.env, "LAB_TRACE": "0"})
+            why = read_demo(r, part, csv_path)
+            rows = h.read_timing_csv(csv_path) if not why else {}
         if why:
             missing.append(why)
             continue
-        ratios.update(h.speed_ratios(h.read_timing_csv(csv_path), reference))
+        ratios.update(h.speed_ratios(rows, reference))
     return h.speed_note(ratios, gpu or "this GPU", missing)
 
 
@@ -259,47 +450,44 @@ def _gpu_name(csv_path: Path) -> str:
         return ""
 
 
-def run_part(binary: Path, results: list[h.QuestionResult], work: Path, logs: Path, opts: Options, env: dict,
-             log, student: str) -> None:
+def run_part(g: Grading, binary: Path, results: list[h.QuestionResult], trusted: dict[str, h.Trusted]) -> None:
     seen: dict[str, h.Outcome] = {}  # a test tagged with two questions runs once
     for r in results:
         q = r.question
-        timeout = opts.timeout_for(q)
+        timeout = g.opts.timeout_for(q)
         for i, case in enumerate(q.tests):
             if case.name not in seen:
-                if case.large and not opts.large:
+                if case.large and not g.opts.large:
                     seen[case.name] = h.Outcome("not-graded", "not graded: the [large] tier is off (NO_LARGE=1)")
                 else:
-                    seen[case.name] = run_case(binary, case, work, logs / f"{q.qid}-{i + 1}.log", timeout, env)
+                    claim = g.run_case(binary, case, g.logs / f"{q.qid}-{i + 1}.log", timeout)
+                    seen[case.name] = h.judge(claim, trusted.get(case.name))
                 o = seen[case.name]
-                log(f"  {student}: {q.qid} {case.name}: {o.status}{': ' + o.message[:200] if o.message else ''}")
+                g.log(f"  {g.student}: {q.qid} {case.name}: {o.status}{': ' + o.message[:200] if o.message else ''}")
             r.outcomes[case.name] = seen[case.name]
-        if opts.sanitize:
-            r.sanitizer = sanitize_question(binary, q, work, logs, opts, env)
+        if g.opts.sanitize:
+            r.sanitizer = sanitize_question(g, binary, q)
 
 
-def run_case(binary: Path, case: h.TestCase, work: Path, log_path: Path, timeout: float, env: dict) -> h.Outcome:
-    with tempfile.TemporaryDirectory(prefix="report-") as private:
-        report = Path(private) / "report.jsonl"
-        r = h.run([str(binary), case.name], work, timeout, env={**env, "LAB_REPORT": str(report)}, log=log_path)
-        outcome = h.read_report(report, case.name, r, timeout)
-    if outcome.status == "failed" and "during the test" in outcome.message and r.output.strip():
-        outcome.message += " -- last output: " + r.output.strip().splitlines()[-1][:300]
-    return outcome
-
-
-def sanitize_question(binary: Path, q: h.Question, work: Path, logs: Path, opts: Options, env: dict) -> str:
-    """memcheck and racecheck over the question's tests at quick sizes, in
-    exact-size allocations; returns what they found ("" when clean)."""
+def sanitize_question(g: Grading, binary: Path, q: h.Question) -> str:
+    """memcheck and racecheck over the question's tests at quick sizes, in the
+    graded runs' environment; returns what they found ("" when clean)."""
     found = []
     for tool in ("memcheck", "racecheck"):
-        log_file = logs / f"{q.qid}-{tool}.log"
-        cmd = ["compute-sanitizer", "--tool", tool, "--log-file", str(log_file), "--print-limit", "20", "--padding", "256",
-               str(binary), f"[{q.qid}]~[large]"]
-        senv = {**env, "LAB_QUICK": "1", "LAB_EXACT_ALLOCS": "1", "LAB_TRACE": "0"}
-        senv.pop("LAB_LARGE", None)
-        h.run(cmd, work, opts.timeout_for(q) * 10, env=senv, log=logs / f"{q.qid}-{tool}.out")
-        errors = h.sanitizer_errors(log_file)
+        if g.budget.left() <= 0:
+            return found and "; ".join(found) or ""
+        with tempfile.TemporaryDirectory(prefix="lab-sanitize-", dir=g.opts.work_root) as scratch:
+            g.opts.sandbox.own(Path(scratch))
+            log_file = Path(scratch) / f"{q.qid}-{tool}.log"
+            cmd = ["compute-sanitizer", "--tool", tool, "--log-file", str(log_file), "--print-limit", "20",
+                   "--padding", "256", str(binary), f"[{q.qid}]~[large]"]
+            senv = {**g.env, "LAB_QUICK": "1", "LAB_TRACE": "0"}
+            senv.pop("LAB_LARGE", None)
+            g.sandboxed(cmd, [Path(scratch)], min(g.opts.timeout_for(q) * 10, max(g.budget.left(), 1)),
+                        g.logs / f"{q.qid}-{tool}.out", env=senv)
+            errors = h.sanitizer_errors(log_file)
+            if log_file.exists():
+                shutil.copyfile(log_file, g.logs / log_file.name)
         if errors:
             found.append(f"{tool} reported {errors} error{'s' if errors > 1 else ''} (logs/{log_file.name})")
     return "; ".join(found)
@@ -307,19 +495,20 @@ def sanitize_question(binary: Path, q: h.Question, work: Path, logs: Path, opts:
 
 def write_outputs(out: Path, student: str, results: list[h.QuestionResult], notes: list[str], seed,
                   extra: str = "") -> dict:
+    """Every output file, each replaced whole (results.json last)."""
     data = h.results_json(results, notes, seed, extra)
-    (out / "results.json").write_text(json.dumps(data, indent=2))
     summary = {"student": student, "seed": seed, "score": data["score"],
-               "questions": {r.question.qid: {"score": r.score, "max": r.question.points} for r in results}}
-    (out / "summary.json").write_text(json.dumps(summary, indent=2))
+               "questions": {r.question.qid: {"score": r.score, "max": r.question.points} for r in results},
+               "gradebook": h.gradebook_line(student, results, seed, notes + ([extra] if extra else []))}
+    h.write_atomically(out / "summary.json", json.dumps(summary, indent=2))
     text = h.table(results)
     if notes or extra:
         text += "\n\nnotes:\n" + "\n".join("  " + n for n in notes + ([extra] if extra else []))
     text += f"\n\nLAB_SEED={seed} repeats these inputs (make grade SEED={seed}).\n"
-    (out / "report.txt").write_text(text)
+    h.write_atomically(out / "report.txt", text)
     questions = [r.question for r in results]
-    (out / "gradebook.csv").write_text(h.gradebook_header(questions) + "\n" +
-                                       h.gradebook_line(student, results, seed, notes + ([extra] if extra else [])) + "\n")
+    h.write_atomically(out / "gradebook.csv", h.gradebook_header(questions) + "\n" + summary["gradebook"] + "\n")
+    h.write_atomically(out / "results.json", json.dumps(data, indent=2))
     return summary
 
 
@@ -347,10 +536,12 @@ def cmd_grade(args, opts: Options) -> int:
         refuse(out, student, f"{gpu}. Grading needs a GPU: run make grade on a machine with one.", opts.seed)
         say(f"make grade: {gpu}; wrote {out / 'results.json'} with score 0")
         return 1
-    say(f"grading {submission} on {gpu[5:]} (LAB_SEED={opts.seed})")
+    say(f"grading {submission} on {gpu[5:]} (LAB_SEED={opts.seed}); {opts.sandbox.describe()}")
+    started = time.monotonic()
     grade_one(submission, out, base, opts, student, say, {})
     say("\n" + (out / "report.txt").read_text())
-    say(f"results: {out / 'results.json'}, {out / 'report.txt'}, {out / 'gradebook.csv'}, logs in {out / 'logs'}")
+    say(f"graded in {time.monotonic() - started:.0f} s. results: {out / 'results.json'}, {out / 'report.txt'}, "
+        f"{out / 'gradebook.csv'}, logs in {out / 'logs'}")
     return 0
 
 
@@ -368,6 +559,39 @@ def submissions_in(folder: Path) -> list[tuple[str, Path]]:
     return found
 
 
+class Records:
+    """The harness's own record of each graded student (grades/.harness/records.jsonl):
+    the gradebook is made from it, never from files in a student's folder. It
+    is written by the harness alone, after that student's processes are gone,
+    and no sandbox shows it to a submission."""
+
+    def __init__(self, grades: Path):
+        self.path = grades / ".harness" / "records.jsonl"
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        os.chmod(self.path.parent, 0o700)
+        self.lock = threading.Lock()
+        self.records: dict[str, dict] = {}
+        if self.path.exists():
+            for line in self.path.read_text().splitlines():
+                try:
+                    record = json.loads(line)
+                    self.records[record["student"]] = record
+                except (json.JSONDecodeError, KeyError, TypeError):
+                    continue
+
+    def add(self, summary: dict) -> None:
+        with self.lock:
+            self.records[summary["student"]] = summary
+            with self.path.open("a") as f:
+                f.write(json.dumps(summary) + "\n")
+
+    def drop(self, student: str) -> None:
+        """Grade this student again on the next run."""
+        with self.lock:
+            self.records.pop(student, None)
+            h.write_atomically(self.path, "".join(json.dumps(r) + "\n" for r in self.records.values()))
+
+
 def cmd_grade_all(args, opts: Options) -> int:
     if not args.submissions:
         raise h.GradingError("make grade-all needs SUBMISSIONS=<folder with one subfolder or archive per student>")
@@ -383,14 +607,19 @@ def cmd_grade_all(args, opts: Options) -> int:
     base = prepare_base(grades / ".base", opts, say)
     ok, gpu, count = probe_gpu(base, {})
     students = submissions_in(folder)
+    records = Records(grades)
     if not ok:
         for student, _ in students:
             refuse(grades / student, student, gpu, opts.seed)
-        write_gradebook(grades, students)
+        write_gradebook(grades, students, {})
         say(f"make grade-all: {gpu}; nothing graded")
         return 1
-    todo = [(s, p) for s, p in students if not (grades / s / "done").exists()]
-    say(f"{len(students)} submissions, {len(students) - len(todo)} already graded; {count} GPU(s): {gpu[5:]}")
+    for student in (args.regrade or "").split(","):
+        if student:
+            records.drop(student)
+    todo = [(s, p) for s, p in students if s not in records.records]
+    say(f"{len(students)} submissions, {len(students) - len(todo)} already graded; {count} GPU(s): {gpu[5:]}; "
+        f"{opts.sandbox.describe()}")
     gpus: queue.Queue = queue.Queue()
     visible = os.environ.get("CUDA_VISIBLE_DEVICES")
     ids = visible.split(",") if visible else [str(i) for i in range(count)]
@@ -402,6 +631,7 @@ def cmd_grade_all(args, opts: Options) -> int:
     lock = threading.Lock()
     done = [len(students) - len(todo)]
     started = time.monotonic()
+    trusted = Trusted(base, opts, grades / ".harness" / "trusted-logs")
 
     def worker():
         while True:
@@ -413,8 +643,8 @@ def cmd_grade_all(args, opts: Options) -> int:
             try:
                 t0 = time.monotonic()
                 data = grade_one(path, grades / student, base, opts, student, lambda m: None,
-                                 {"CUDA_VISIBLE_DEVICES": device})
-                (grades / student / "done").write_text("")
+                                 {"CUDA_VISIBLE_DEVICES": device}, trusted=trusted)
+                records.add(data)
                 line = f"{student}: {data['score']:g} ({time.monotonic() - t0:.0f} s)"
             except Exception as err:  # one broken submission never stops the class
                 line = f"{student}: harness error: {err}"
@@ -429,19 +659,23 @@ def cmd_grade_all(args, opts: Options) -> int:
         t.start()
     for t in threads:
         t.join()
-    write_gradebook(grades, students)
+    write_gradebook(grades, students, records.records)
     say(f"gradebook: {grades / 'gradebook.csv'}")
     return 0
 
 
-def write_gradebook(grades: Path, students) -> None:
+def write_gradebook(grades: Path, students, records: dict[str, dict]) -> None:
+    """One line per student from the harness's records; a student without one
+    (not graded yet, or refused) from the refusal the harness just wrote."""
     questions = list(h.all_questions(h.LAB).values())
     lines = [h.gradebook_header(questions)]
     for student, _ in students:
-        csv = grades / student / "gradebook.csv"
-        if csv.exists():
-            lines.append(csv.read_text().splitlines()[1])
-    (grades / "gradebook.csv").write_text("\n".join(lines) + "\n")
+        if student in records:
+            lines.append(records[student]["gradebook"])
+        else:
+            lines.append(h.gradebook_line(student, [h.QuestionResult(q, {}) for q in questions], None,
+                                          ["not graded (see this student's report.txt)"]))
+    h.write_atomically(grades / "gradebook.csv", "\n".join(lines) + "\n")
 
 
 def cmd_gradescope(args, _opts) -> int:
@@ -487,7 +721,13 @@ def main(argv=None) -> int:
     p.add_argument("--arch", help="nvcc -arch (default native)")
     p.add_argument("--timing", help="1: also time each part's demo against the reference (a note, no points)")
     p.add_argument("--parts", help="comma-separated parts to grade (default all)")
+    p.add_argument("--budget", help="seconds of test runs one submission may take in all (default 2400)")
+    p.add_argument("--sandbox", help="0: run without the sandbox (default 1; where none can start, grading "
+                                     "runs without one and says so)")
+    p.add_argument("--work-root", help="where submissions' copies are made (default: the system's temporary folder)")
+    p.add_argument("--regrade", help="grade-all: comma-separated students to grade again")
     args = p.parse_args(argv)
+    h.become_subreaper()
     try:
         if args.command == "gradescope":
             return cmd_gradescope(args, None)

@@ -1,10 +1,16 @@
 """The grading harness: turns a submission into points, trusting nothing it runs.
 
 A submission's student files (the manifest) are put into a pristine copy of the
-lab, so nothing else of it can change the graders. Each part builds on its own;
-each test case runs in its own process under a timeout and reports through a
-file the harness chooses (LAB_REPORT), never through stdout. Points come from
-tests/points_part*.tsv. grade.py is the command line; this module is the logic.
+lab outside the lab's own tree, so nothing else of it can change the graders.
+Each part builds on its own, in a sandbox (sandbox.py), and may include nothing
+outside that copy but the system's headers. Each test case runs in its own
+sandboxed process under a timeout and reports through a file (LAB_REPORT).
+That report is written by a process that ran student code, so it proves
+nothing by itself: a test passes only when its report says so *and* its digest
+chain (every result the test read back, hashed) equals the one a trusted build
+of the same graders (tests/oracle/, no student code) reports for the same seed.
+Points come from tests/points_part*.tsv. grade.py is the command line; this
+module is the logic.
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ PARTS = [("part1", "part1_merge_path"), ("part2", "part2_batch"), ("part3", "par
          ("extras", "extras_oddeven_bitonic")]
 MAX_FILE_BYTES = 2 << 20  # a student file larger than this is refused
 LOG_TAIL_BYTES = 4000  # how much of a failing test's output the report quotes
+LOG_CAP_BYTES = 1 << 20  # what one log keeps of a process's output; the rest is counted, not kept
 
 # What the pristine copy of the lab leaves out: instructor files, builds, outputs.
 SKIP_NAMES = {".git", "build", "dist", "grades", "grade-results", "grade-selftest", "__pycache__", "part1", "part2",
@@ -213,9 +220,10 @@ def collect_submission(path: Path, manifest: list[str]) -> Submission:
 # Calls a kernel launcher has no business making: they end the process, read
 # the grader's environment or files, or hand the work to a library. Listed in
 # the report for a person to look at; the tests themselves decide the points.
-SUSPICIOUS = re.compile(r"\b(_?[Ee]xit|quick_exit|abort|getenv|LAB_REPORT|fopen|ofstream|/proc/|system|popen|"
-                        r"thrust::|cub::|std::(stable_)?sort|std::merge|cudaMemcpy\w*|cudaMallocManaged|"
-                        r"cudaMallocHost|cudaHostAlloc|cudaHostRegister)\b")
+SUSPICIOUS = re.compile(r"\b(_?[Ee]xit|quick_exit|abort|getenv|environ|LAB_\w+|fopen|open|ofstream|ifstream|/proc/|"
+                        r"system|popen|syscall|fork|vfork|exec\w*|setsid|daemon|dlopen|dlsym|asm|__asm__|"
+                        r"thrust::|cub::|std::(stable_)?sort|std::merge|cudaMemcpy\w*|cudaMallocManaged|__managed__|"
+                        r"cudaMallocHost|cudaHostAlloc|cudaHostRegister|cupti\w*|__attribute__|constructor)\b")
 
 
 def suspicious_lines(rel: str, content: bytes, limit: int = 6) -> list[str]:
@@ -226,6 +234,26 @@ def suspicious_lines(rel: str, content: bytes, limit: int = 6) -> list[str]:
         if m:
             found.append(f"for a person to look at: {rel}:{number} uses {m.group(0)}")
     return found[:limit] + ([f"... and {len(found) - limit} more such lines in {rel}"] if len(found) > limit else [])
+
+
+# Library calls a launcher has no business making, looked up in the compiled
+# student object (so no spelling in the source hides them): for a person.
+SUSPICIOUS_SYMBOLS = re.compile(r"^(_?exit|_Exit|quick_exit|abort|system|popen|fork|vfork|clone\d*|execv\w*|execl\w*|"
+                                r"posix_spawn\w*|setsid|daemon|syscall|ptrace|prctl|kill|dlopen|dlsym|setenv|putenv|"
+                                r"unsetenv|getenv|secure_getenv|open|open64|openat|openat64|fopen|fopen64|creat|"
+                                r"unlink|rename|cudaMallocHost|cudaHostAlloc|cudaHostRegister|cudaMallocManaged|"
+                                r"cudaHostGetDevicePointer|__cudaRegisterManagedVar|cupti\w+|cu[A-Z]\w+)$")
+
+
+def suspicious_symbols(part: str, obj: Path) -> list[str]:
+    """Notes for the calls of SUSPICIOUS_SYMBOLS that the student object makes."""
+    try:
+        r = subprocess.run(["nm", "-u", str(obj)], capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return []
+    names = sorted({ln.split()[-1].split("@")[0] for ln in r.stdout.splitlines() if ln.strip()})
+    found = [n for n in names if SUSPICIOUS_SYMBOLS.match(n)]
+    return [f"for a person to look at: {part}'s compiled student code calls {', '.join(found[:12])}"] if found else []
 
 
 # Each reader maps a member's clean relative name to (read it, its size).
@@ -307,17 +335,62 @@ class Run:
         return self.returncode is None
 
 
-def run(cmd: list[str], cwd: Path, timeout: float, env: dict | None = None, log: Path | None = None) -> Run:
-    """Runs cmd in its own process group; at the timeout the whole group is killed."""
+_active: set[int] = set()  # processes run() is waiting on (grade-all runs several at once)
+_active_lock = threading.Lock()
+
+
+def become_subreaper() -> None:
+    """Processes orphaned by a test (a double fork, setsid) become the harness's
+    children, so that reap_orphans() can end them where no sandbox does."""
+    try:
+        import ctypes
+        ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
+    except (OSError, AttributeError):
+        pass
+
+
+def reap_orphans() -> None:
+    """Kills the harness's children that no run() is waiting on: what a test
+    left behind after its own process ended."""
+    me = str(os.getpid())
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        pid = int(entry.name)
+        with _active_lock:
+            mine = pid in _active
+        if fields[1] == me and not mine:
+            try:
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+            except (ProcessLookupError, ChildProcessError):
+                pass
+
+
+def run(cmd: list[str], cwd: Path, timeout: float, env: dict | None = None, log: Path | None = None,
+        sandboxed: bool = False) -> Run:
+    """Runs cmd in its own process group; at the timeout the whole group is
+    killed, and so is anything it left behind. The log keeps LOG_CAP_BYTES of
+    the output. `sandboxed`: cmd is a sandbox.wrap() command (its shell reports
+    a signal N as 128 + N)."""
     start = time.monotonic()
     with open(log, "wb") if log else open(os.devnull, "wb") as sink:
         proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                 stdin=subprocess.DEVNULL, start_new_session=True)
+        with _active_lock:
+            _active.add(proc.pid)
         chunks: list[bytes] = []
+        written = [0]
 
         def pump():
             for chunk in iter(lambda: proc.stdout.read(65536), b""):
-                sink.write(chunk)
+                if written[0] < LOG_CAP_BYTES:
+                    sink.write(chunk[: LOG_CAP_BYTES - written[0]])
+                written[0] += len(chunk)
                 chunks.append(chunk)
                 if sum(map(len, chunks)) > 4 * LOG_TAIL_BYTES:
                     del chunks[: len(chunks) // 2]
@@ -329,13 +402,20 @@ def run(cmd: list[str], cwd: Path, timeout: float, env: dict | None = None, log:
         except subprocess.TimeoutExpired:
             code = None
         try:
-            os.killpg(proc.pid, signal.SIGKILL)  # also whatever it left behind
+            os.killpg(proc.pid, signal.SIGKILL)  # also whatever it left behind in its group
         except ProcessLookupError:
             pass
         proc.wait()
+        with _active_lock:
+            _active.discard(proc.pid)
+        reap_orphans()
         reader.join(timeout=5)
         proc.stdout.close()
+        if written[0] > LOG_CAP_BYTES:
+            sink.write(f"\n[log cut: {written[0]} bytes of output, the first {LOG_CAP_BYTES} kept]\n".encode())
     text = b"".join(chunks).decode("utf-8", "replace")
+    if code is not None and sandboxed and 128 < code < 160:
+        code = -(code - 128)
     return Run(code, time.monotonic() - start, text[-LOG_TAIL_BYTES:])
 
 
@@ -358,6 +438,8 @@ def describe_exit(r: Run, timeout: float) -> str:
 class Outcome:
     status: str  # passed, failed, not-graded
     message: str = ""
+    digest: str = ""  # the report's digest chain of this test (see tests/test_env.hpp) and its length
+    digests: int = -1
 
 
 def read_report(path: Path, name: str, r: Run, timeout: float) -> Outcome:
@@ -393,13 +475,95 @@ def read_report(path: Path, name: str, r: Run, timeout: float) -> Outcome:
     if counts != expected:
         return Outcome("failed", "the report's summary does not match its test case")
     if end["status"] == "passed":
-        return Outcome("passed")
+        if r.returncode != 0:
+            return Outcome("failed", f"the report says passed, but the process {how}")
+        return Outcome("passed", digest=str(end.get("digest", "")), digests=_count(end.get("digests")))
     if end["status"] == "failed":
         return Outcome("failed", end.get("failure") or "failed")
     reason = end.get("reason", "")
     if reason.startswith("not graded here"):
         return Outcome("not-graded", reason)
     return Outcome("failed", f"skipped ({reason}); a test that did not run is never a pass")
+
+
+def _count(value) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else -1
+
+
+@dataclass
+class Trusted:
+    """One test case as the trusted build (tests/oracle/) ran it."""
+    status: str  # passed, failed, skipped
+    message: str
+    digest: str
+    digests: int
+
+
+def read_trusted_report(path: Path) -> dict[str, Trusted]:
+    """The trusted run's report: every test case it ran, by name."""
+    out: dict[str, Trusted] = {}
+    try:
+        lines = path.read_text(errors="replace").splitlines()
+    except OSError:
+        return out
+    for line in lines:
+        try:
+            e = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if e.get("event") == "end" and isinstance(e.get("test"), str):
+            message = e.get("reason") if e.get("status") == "skipped" else e.get("failure")
+            out[e["test"]] = Trusted(str(e.get("status")), str(message or ""), str(e.get("digest", "")),
+                                     _count(e.get("digests")))
+    return out
+
+
+def judge(student: Outcome, trusted: Trusted | None) -> Outcome:
+    """The verdict on one test case: the student's report (a claim) against the
+    trusted run of the same test on the same seed (the truth). A pass needs
+    both to say passed and their digest chains to agree."""
+    if trusted is None:
+        return Outcome("not-graded", "not graded: the trusted run did not report this test (a problem of the lab, "
+                                     "not of the submission; see logs/trusted-*.log)")
+    if trusted.status == "skipped":
+        reason = trusted.message if trusted.message.startswith("not graded") else "not graded: " + trusted.message
+        return Outcome("not-graded", reason + " (decided by the trusted run)")
+    if trusted.status != "passed":
+        return Outcome("not-graded", "not graded: the trusted run failed this test (a problem of the lab): " +
+                       trusted.message[:300])
+    if student.status == "not-graded":
+        return Outcome("failed", f"{student.message}, but the trusted run on this GPU ran it: a test that did not "
+                                 f"run is never a pass")
+    if student.status != "passed":
+        return student
+    if (student.digest, student.digests) != (trusted.digest, trusted.digests):
+        return Outcome("failed", "its report says passed, but the results it read back differ from the trusted "
+                                 f"run's ({max(student.digests, 0)} digests against {trusted.digests}): a report "
+                                 "written by the code under test, or results that change from run to run")
+    return Outcome("passed")
+
+
+def include_problems(dep_file: Path, work: Path, system_roots: list[Path]) -> list[str]:
+    """Files a student object included from outside the submission's copy
+    (per its dependency file): anything but the copy's own sources (not its
+    tests/ or build/) and the compiler's and CUDA's system headers."""
+    try:
+        text = dep_file.read_text(errors="replace")
+    except OSError:
+        return [f"{dep_file.name}: no dependency file (the build did not record its includes)"]
+    rule = text.replace("\\\n", " ").split("\n", 1)[0]
+    deps = rule.split(":", 1)[1].split() if ":" in rule else []
+    work = work.resolve()
+    allowed = [work]
+    banned = [work / "tests", work / "build"]
+    roots = [r.resolve() for r in system_roots]
+    problems = []
+    for dep in deps:
+        path = (work / dep).resolve() if not os.path.isabs(dep) else Path(os.path.normpath(dep)).resolve()
+        inside = any(path.is_relative_to(a) for a in allowed) and not any(path.is_relative_to(b) for b in banned)
+        if not inside and not any(path.is_relative_to(r) for r in roots):
+            problems.append(dep)
+    return problems
 
 
 def sanitizer_errors(log: Path) -> int | None:
@@ -513,6 +677,17 @@ def speed_note(ratios: dict[str, tuple[float, int]], gpu: str, missing: list[str
     if missing:
         text += "; not timed: " + "; ".join(missing)
     return text
+
+
+def incomplete_json(reason: str) -> dict:
+    """What results.json says while grading runs, and after one that was cut off."""
+    return {"score": 0, "output": "INCOMPLETE: " + reason, "tests": [], "stdout_visibility": "visible"}
+
+
+def write_atomically(path: Path, text: str) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)
 
 
 def results_json(results: list[QuestionResult], notes: list[str], seed: int | None, extra: str = "") -> dict:

@@ -48,7 +48,7 @@ def main() -> int:
 
     def options(parts, sanitize, timing=False):
         ns = argparse.Namespace(timeout=None, timeout_scale=args.timeout_scale, build_timeout=None,
-                                sanitize="1" if sanitize else None, no_large=None, arch=args.arch,
+                                sanitize="1" if sanitize else "0", no_large=None, arch=args.arch,
                                 parts=",".join(parts) if parts else None, seed="20121125",
                                 out=str(out), base=None, timing="1" if timing else None)
         return G.Options(ns)

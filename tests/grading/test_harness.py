@@ -28,11 +28,15 @@ import release as R  # noqa: E402
 MANIFEST = h.read_manifest(h.LAB)
 
 
+# The interpreter of the fake test binaries: the system's, which a sandbox shows.
+PYTHON = "/usr/bin/python3" if Path("/usr/bin/python3").exists() else sys.executable
+
+
 def fake_binary(folder: Path, body: str) -> Path:
     """A stand-in for a test binary: a Python script that acts as one would
     (writes LAB_REPORT lines, prints, exits, crashes or hangs)."""
     path = folder / "fake_test"
-    path.write_text("#!" + sys.executable + "\nimport json, os, sys, time, signal\n"
+    path.write_text("#!" + PYTHON + "\nimport json, os, sys, time, signal\n"
                     "report = open(os.environ['LAB_REPORT'], 'w')\n"
                     "def line(**k):\n    report.write(json.dumps(k) + '\\n'); report.flush()\n"
                     "name = sys.argv[1]\n" + textwrap.dedent(body))
@@ -190,8 +194,18 @@ class Isolation(unittest.TestCase):
     def tearDown(self):
         self.tmp.cleanup()
 
-    def outcome(self, body, timeout=20.0):
-        return G.run_case(fake_binary(self.dir, body), case(), self.dir, self.dir / "log", timeout, dict(os.environ))
+    def grading(self, sandbox: bool) -> G.Grading:
+        ns = G.argparse.Namespace(timeout=None, timeout_scale=None, build_timeout=None, sanitize="0", no_large=None,
+                                  arch=None, parts=None, seed="5", out=str(self.dir / "out"), base=None, timing=None,
+                                  sandbox="1" if sandbox else "0", work_root=str(self.dir))
+        return G.Grading(self.dir, self.dir, G.Options(ns), dict(os.environ), lambda m: None, "tester")
+
+    def outcome(self, body, timeout=20.0, sandbox=False, grading=None):
+        g = grading or self.grading(sandbox)
+        binary = fake_binary(self.dir, body)
+        g.hashes[str(binary)] = G.hashlib.sha256(binary.read_bytes()).hexdigest()
+        g.opts.sandbox.own(self.dir)  # as the harness hands a submission's copy to the sandbox
+        return g.run_case(binary, case(), self.dir / "log", timeout)
 
     def test_a_complete_report_passes(self):
         o = self.outcome("line(event='start', test=name); line(event='end', test=name, status='passed')\n"
@@ -254,6 +268,129 @@ class Isolation(unittest.TestCase):
         log.write_text("========= ERROR SUMMARY: 0 errors\n")
         self.assertEqual(h.sanitizer_errors(log), 0)
         self.assertIsNone(h.sanitizer_errors(self.dir / "missing.log"))
+
+
+    def test_a_test_binary_changed_after_the_build_does_not_run(self):
+        g = self.grading(False)
+        binary = fake_binary(self.dir, "line(event='start', test=name)\n")
+        g.hashes[str(binary)] = "0" * 64
+        o = g.run_case(binary, case(), self.dir / "log", 5)
+        self.assertIn("changed after it was built", o.message)
+
+    def test_a_spent_budget_fails_the_tests_left(self):
+        g = self.grading(False)
+        g.budget.seconds = 0
+        o = self.outcome("line(event='start', test=name)\n", grading=g)
+        self.assertIn("time budget", o.message)
+
+    def test_logs_are_capped(self):
+        self.outcome("sys.stdout.write('x' * (3 << 20)); sys.stdout.flush()\n")
+        log = (self.dir / "log").read_bytes()
+        self.assertLess(len(log), h.LOG_CAP_BYTES + 200)
+        self.assertIn(b"log cut", log)
+
+
+class Verdicts(unittest.TestCase):
+    """A report is a claim; the trusted run is the truth (harness.judge)."""
+    TRUSTED = h.Trusted("passed", "", "00000000000000aa", 3)
+
+    def test_a_pass_needs_the_trusted_runs_digests(self):
+        self.assertEqual(h.judge(h.Outcome("passed", digest="00000000000000aa", digests=3), self.TRUSTED).status,
+                         "passed")
+        forged = h.judge(h.Outcome("passed", digest="00000000000000ab", digests=3), self.TRUSTED)
+        self.assertEqual(forged.status, "failed")
+        self.assertIn("differ from the trusted run", forged.message)
+        self.assertEqual(h.judge(h.Outcome("passed"), self.TRUSTED).status, "failed")  # no digests at all
+
+    def test_the_trusted_run_decides_what_is_not_graded(self):
+        skipped = h.Trusted("skipped", "not graded here: needs 17 GiB of device memory", "", 0)
+        self.assertEqual(h.judge(h.Outcome("passed", digest="x", digests=1), skipped).status, "not-graded")
+        # the student's process said "no memory" where the trusted one had it
+        claim = h.Outcome("not-graded", "not graded here: needs 17 GiB")
+        self.assertEqual(h.judge(claim, self.TRUSTED).status, "failed")
+        self.assertEqual(h.judge(h.Outcome("failed", "index 3"), self.TRUSTED).message, "index 3")
+        self.assertEqual(h.judge(h.Outcome("passed"), None).status, "not-graded")
+
+    def test_the_trusted_report_is_read_per_test(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            path = Path(tmp) / "r.jsonl"
+            path.write_text('{"event":"start","test":"a"}\n'
+                            '{"event":"end","test":"a","status":"passed","reason":"","failure":"","digest":"ff",'
+                            '"digests":2}\n{"event":"end","test":"b","status":"skipped","reason":"not graded here"}\n'
+                            'garbage\n')
+            got = h.read_trusted_report(path)
+        self.assertEqual(got["a"], h.Trusted("passed", "", "ff", 2))
+        self.assertEqual((got["b"].status, got["b"].message, got["b"].digests), ("skipped", "not graded here", -1))
+
+    def test_a_report_that_says_passed_but_exits_non_zero_fails(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            path = Path(tmp) / "r.jsonl"
+            path.write_text('{"event":"start","test":"t"}\n{"event":"end","test":"t","status":"passed"}\n'
+                            '{"event":"summary","passed":1,"failed":0,"skipped":0}\n')
+            self.assertEqual(h.read_report(path, "t", h.Run(0, 1, ""), 5).status, "passed")
+            self.assertEqual(h.read_report(path, "t", h.Run(3, 1, ""), 5).status, "failed")
+
+
+class Includes(unittest.TestCase):
+    def test_includes_from_outside_the_copy_or_of_its_tests_are_named(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            work = Path(tmp) / "work"
+            (work / "part1_merge_path").mkdir(parents=True)
+            dep = work / "student.d"
+            dep.write_text("build/student/part1_merge_path/student.o : part1_merge_path/student.cu \\\n"
+                           "  part1_merge_path/part1.cuh /usr/include/stdio.h \\\n"
+                           "  ../../part1_merge_path/reference.cu /etc/passwd tests/oracle/oracle_part1.cpp\n"
+                           "part1_merge_path/part1.cuh:\n")
+            got = h.include_problems(dep, work, [Path("/usr/include")])
+        self.assertEqual(got, ["../../part1_merge_path/reference.cu", "/etc/passwd", "tests/oracle/oracle_part1.cpp"])
+
+    def test_a_missing_dependency_file_is_a_problem(self):
+        self.assertTrue(h.include_problems(Path("/nonexistent.d"), Path("/tmp"), []))
+
+
+@unittest.skipUnless(G.sb.Sandbox().available, "no sandbox can start on this machine: " + G.sb.Sandbox().why)
+class Sandbox(unittest.TestCase):
+    """What a sandboxed test process can and cannot do (sandbox.py)."""
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.dir = Path(self.tmp.name)
+        self.iso = Isolation()
+        self.iso.dir = self.dir
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def passes(self, body):
+        return self.iso.outcome("line(event='start', test=name)\n" + body +
+                                "line(event='end', test=name, status='passed')\n"
+                                "line(event='summary', passed=1, failed=0, skipped=0)\n", sandbox=True)
+
+    def test_a_passing_report_still_comes_through(self):
+        self.assertEqual(self.passes("").status, "passed")
+
+    def test_it_cannot_write_outside_its_scratch_folder_nor_see_the_lab(self):
+        victim = self.dir / "results.json"
+        victim.write_text("true results")
+        o = self.passes(f"assert not os.path.exists({str(h.LAB / 'Makefile')!r})\n"
+                        f"assert os.listdir('/tmp') == [] or 'lab-case' not in ''.join(os.listdir('/tmp'))\n"
+                        f"try:\n    open({str(victim)!r}, 'w').write('forged')\nexcept OSError:\n    pass\n")
+        self.assertEqual(o.status, "passed", o.message)
+        self.assertEqual(victim.read_text(), "true results")
+
+    def test_a_daemon_it_leaves_is_killed_with_it(self):
+        marker = self.dir / "out" / "daemon-alive"
+        marker.parent.mkdir()
+        os.chmod(marker.parent, 0o777)
+        self.passes(f"import subprocess\nsubprocess.Popen(['setsid', 'sh', '-c', 'sleep 2; touch {marker}'])\n")
+        import time
+        time.sleep(3)
+        self.assertFalse(marker.exists(), "a process the test left behind outlived it")
+
+    def test_it_has_no_network(self):
+        o = self.passes("import socket\ntry:\n    socket.create_connection(('127.0.0.1', 9), timeout=1)\n"
+                        "except OSError as e:\n    assert 'unreachable' in str(e).lower() or e.errno in (101, 111), e\n")
+        self.assertEqual(o.status, "passed", o.message)
 
 
 class Scoring(unittest.TestCase):

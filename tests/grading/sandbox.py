@@ -1,0 +1,148 @@
+"""Runs a submission's builds and tests in a sandbox.
+
+What a sandboxed process gets (Linux namespaces through util-linux's `unshare`,
+then `setpriv` to drop every privilege before the command starts):
+
+- a root of its own: the system's programs and libraries (/usr, /etc, /opt,
+  /bin, /lib*, /sbin) and /sys read-only; /proc of its own processes only;
+  /dev with the null/zero/random devices and the NVIDIA device nodes; a
+  private /tmp and /dev/shm (tmpfs, lost when it ends);
+- the folders the harness names, read-only or writable (its scratch folder),
+  at their usual paths; nothing else of the file system: not the lab, not the
+  grading outputs, not the base build, not other submissions;
+- no network (an empty network namespace), no view or signal of processes
+  outside it, no capabilities (so no remounting, no new device nodes), and
+  when the harness runs as root, the uid/gid of `nobody`;
+- one process tree: when the command ends, every process it left behind
+  (daemons, double forks, setsid) is killed with the namespace.
+
+Where no sandbox can start (no util-linux, or a container that forbids
+namespaces), `Sandbox.available` is False with the reason, and grading runs
+without one, saying "not sandboxed" in every report.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+NOBODY = 65534
+SYSTEM_DIRS = ["usr", "etc", "opt", "bin", "sbin", "lib", "lib32", "lib64", "libx32"]
+DEVICES = ["null", "zero", "full", "random", "urandom", "tty"]
+TMP_SIZE = "4g"  # the private /tmp (nvcc's temporary files)
+
+
+class Sandbox:
+    def __init__(self, enabled: bool = True, hidden: tuple[Path, ...] = ()):
+        """`hidden`: folders that must not be seen even where they lie inside a
+        system folder the sandbox shows (the lab itself, the grading outputs)."""
+        self.hidden = tuple(Path(h).resolve() for h in hidden)
+        self.root_dir: Path | None = None
+        self.as_root = os.geteuid() == 0
+        self.uid = NOBODY if self.as_root else os.geteuid()
+        self.gid = NOBODY if self.as_root else os.getegid()
+        self.available, self.why = False, "turned off (SANDBOX=0)"
+        if enabled:
+            self.available, self.why = self._probe()
+
+    # ------------------------------------------------------------ the command
+
+    def wrap(self, cmd: list[str], cwd: Path, writable: list[Path] = (), readable: list[Path] = ()) -> list[str]:
+        """`cmd` to run inside the sandbox in `cwd`; unchanged when none is available."""
+        if not self.available:
+            return cmd
+        return self._command(cmd, cwd, writable, readable)
+
+    def own(self, *paths: Path) -> None:
+        """Hands folders to the sandbox's user (when the harness runs as root),
+        so that a process inside may write them."""
+        if not (self.available and self.as_root):
+            return
+        for top in paths:
+            os.chown(top, self.uid, self.gid)
+            for root, dirs, files in os.walk(top):
+                for name in dirs + files:
+                    os.lchown(os.path.join(root, name), self.uid, self.gid)
+
+    @staticmethod
+    def signal_of(returncode: int | None, sandboxed: bool) -> int | None:
+        """The namespace's first process is a shell: it reports a command killed
+        by signal N as status 128 + N. Returns the harness's convention (-N)."""
+        if sandboxed and returncode is not None and 128 < returncode < 160:
+            return -(returncode - 128)
+        return returncode
+
+    # ------------------------------------------------------------ inside
+
+    def _command(self, cmd, cwd, writable, readable) -> list[str]:
+        r = str(self.root_dir)
+        q = shlex.quote
+        lines = ["set -e", "mount --make-rprivate /", f"R={q(r)}",
+                 'mount -t tmpfs -o size=16m,mode=755 lab-sandbox "$R"']
+        for d in SYSTEM_DIRS:
+            src = Path("/") / d
+            if src.is_symlink():
+                lines.append(f'ln -s {q(os.readlink(src))} "$R/{d}"')
+            elif src.is_dir():
+                lines += [f'mkdir "$R/{d}"', f'mount --rbind /{d} "$R/{d}"', f'mount -o remount,bind,ro "$R/{d}"']
+        lines += ['mkdir "$R/dev" "$R/proc" "$R/sys" "$R/tmp"',
+                  'mount -t tmpfs -o mode=755 lab-dev "$R/dev"',
+                  'mkdir "$R/dev/shm"', 'mount -t tmpfs -o size=1g,mode=1777 lab-shm "$R/dev/shm"',
+                  'mount -t proc proc "$R/proc"',
+                  'mount --rbind /sys "$R/sys"', 'mount -o remount,bind,ro "$R/sys"',
+                  f'mount -t tmpfs -o size={TMP_SIZE},mode=1777 lab-tmp "$R/tmp"']
+        for dev in DEVICES + sorted(p.name for p in Path("/dev").glob("nvidia*")):
+            src = Path("/dev") / dev
+            if src.is_dir():
+                lines += [f'mkdir "$R/dev/{dev}"', f'mount --bind /dev/{dev} "$R/dev/{dev}"']
+            elif src.exists():
+                lines += [f': > "$R/dev/{dev}"', f'mount --bind /dev/{dev} "$R/dev/{dev}"']
+        for h in self.hidden:  # the lab or the outputs may lie under a folder shown above
+            lines.append(f'if [ -d "$R"{q(str(h))} ]; then mount -t tmpfs -o size=1m,mode=755 lab-hidden "$R"{q(str(h))}; fi')
+        for path, mode in [(p, "ro") for p in readable] + [(p, "rw") for p in writable]:
+            p = q(str(Path(path).resolve()))
+            lines += [f'mkdir -p "$R"{p}', f'mount --bind {p} "$R"{p}']
+            if mode == "ro":
+                lines.append(f'mount -o remount,bind,ro "$R"{p}')
+        groups = sorted({os.stat(p).st_gid for p in Path("/dev").glob("nvidia*")} - {0}) if self.as_root else []
+        drop = ["setpriv", "--no-new-privs", "--inh-caps=-all", "--bounding-set=-all"]
+        if self.as_root:
+            drop += [f"--reuid={self.uid}", f"--regid={self.gid}",
+                     f"--groups={','.join(map(str, groups))}" if groups else "--clear-groups"]
+        inner = ["/bin/sh", "-c", 'cd "$1" && shift && exec "$@"', "sh", str(cwd), *cmd]
+        lines.append('chroot "$R" ' + " ".join(q(a) for a in drop + inner))
+        script = "\n".join(lines[:-1]) + "\nset +e\n" + lines[-1] + "\nexit $?\n"
+        ns = ["unshare", "--mount", "--pid", "--fork", "--net", "--ipc", "--uts", "--kill-child"]
+        if not self.as_root:
+            ns.insert(1, "--map-root-user")
+            ns.insert(1, "--user")
+        return ns + ["--", "/bin/sh", "-c", script]
+
+    def _probe(self) -> tuple[bool, str]:
+        for tool in ("unshare", "setpriv", "chroot", "mount"):
+            if shutil.which(tool) is None:
+                return False, f"{tool} (util-linux / coreutils) is not installed"
+        self.root_dir = Path(tempfile.mkdtemp(prefix="lab-sandbox-root-"))
+        os.chmod(self.root_dir, 0o755)
+        self.available = True
+        try:
+            r = subprocess.run(self._command(["/bin/true"], Path("/"), [], []), capture_output=True, timeout=60,
+                               stdin=subprocess.DEVNULL)
+        except (OSError, subprocess.TimeoutExpired) as err:
+            self.available = False
+            return False, f"the sandbox could not start: {err}"
+        if r.returncode != 0:
+            self.available = False
+            text = (r.stderr or r.stdout).decode("utf-8", "replace").strip().splitlines()
+            return False, "the sandbox could not start here (" + (text[-1] if text else f"status {r.returncode}") + ")"
+        return True, ""
+
+    def describe(self) -> str:
+        if self.available:
+            who = "as nobody" if self.as_root else "without privileges"
+            return f"sandboxed (namespaces: read-only system, no network, own processes, {who})"
+        return "NOT SANDBOXED: " + self.why
