@@ -100,6 +100,229 @@ FAULTS = [
 ]
 
 
+# ---------------------------------------------------------------- hostile submissions
+#
+# Each is written as a student who has read the whole lab would write it. They
+# are graded like the faults above (selftest.py), with the lab's own paths in
+# place of {LAB}, {OUT} (the selftest's output folder) and {SELF} (the
+# submission's name); selftest.py also checks afterwards that nothing outside
+# the submission changed (the lab, the base build, the other results).
+
+# A static object whose constructor writes a passing report for whatever test
+# the process was started for, then ends the process with a raw exit system
+# call: no word of the suspicious list, no libc exit.
+FORGE = r"""
+#include <fcntl.h>
+#include <unistd.h>
+#include <cstdio>
+#include <cstring>
+extern char** environ;
+namespace {
+struct Forge {
+    Forge() {
+        const char* path = nullptr;
+        for (char** e = environ; *e != nullptr; ++e)
+            if (std::strncmp(*e, "LAB_REPORT=", 11) == 0) path = *e + 11;
+        if (path == nullptr) return;
+        static char args[8192];
+        const int fd = open("/proc/self/cmdline", O_RDONLY);
+        const long n = read(fd, args, sizeof args - 1);
+        close(fd);
+        const char* name = args + std::strlen(args) + 1;
+        if (n <= 0 || name >= args + n) return;
+        static char text[16384];
+        const int len = std::snprintf(text, sizeof text,
+            "{\"event\":\"start\",\"test\":\"%s\"}\n"
+            "{\"event\":\"end\",\"test\":\"%s\",\"status\":\"passed\",\"reason\":\"\",\"failure\":\"\"}\n"
+            "{\"event\":\"summary\",\"passed\":1,\"failed\":0,\"skipped\":0}\n", name, name);
+        const int out = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (write(out, text, len) != len) return;
+        close(out);
+        asm volatile("mov $231, %%eax\n\txor %%edi, %%edi\n\tsyscall" ::: "memory");
+    }
+} forge;
+}  // namespace
+"""
+
+# The same forgery from a library the process preloads into a new copy of
+# itself: it compiles the library with the system's compiler at run time.
+PRELOAD = r"""
+#include <unistd.h>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+extern char** environ;
+namespace {
+const char* kLibrary = R"LIB(
+#include <fcntl.h>
+#include <unistd.h>
+#include <stdio.h>
+#include <string.h>
+extern char** environ;
+__attribute__((constructor)) static void forge(void) {
+    const char* path = 0;
+    for (char** e = environ; *e; ++e) if (strncmp(*e, "LAB_REPORT=", 11) == 0) path = *e + 11;
+    if (!path) return;
+    static char args[8192];
+    int fd = open("/proc/self/cmdline", O_RDONLY);
+    long n = read(fd, args, sizeof args - 1);
+    close(fd);
+    const char* name = args + strlen(args) + 1;
+    if (n <= 0 || name >= args + n) return;
+    FILE* out = fopen(path, "w");
+    fprintf(out, "{"event":"start","test":"%s"}
+{"event":"end","test":"%s","status":"passed"}
+"
+                 "{"event":"summary","passed":1,"failed":0,"skipped":0}
+", name, name);
+    fclose(out);
+    _exit(0);
+}
+)LIB";
+struct Preload {
+    Preload() {
+        bool asked = false, done = false;
+        for (char** e = environ; *e != nullptr; ++e) {
+            asked = asked || std::strncmp(*e, "LAB_REPORT=", 11) == 0;
+            done = done || std::strncmp(*e, "LD_PRELOAD=", 11) == 0;
+        }
+        if (!asked || done) return;
+        FILE* f = std::fopen("/tmp/forge.c", "w");
+        if (f == nullptr) return;
+        std::fputs(kLibrary, f);
+        std::fclose(f);
+        if (std::system("cc -shared -fPIC -o /tmp/forge.so /tmp/forge.c") != 0) return;
+        setenv("LD_PRELOAD", "/tmp/forge.so", 1);
+        static char args[8192];
+        FILE* c = std::fopen("/proc/self/cmdline", "r");
+        const size_t n = std::fread(args, 1, sizeof args - 1, c);
+        std::fclose(c);
+        char* argv[8] = {};
+        int argc = 0;
+        for (size_t i = 0; i < n && argc < 7; i += std::strlen(args + i) + 1) argv[argc++] = args + i;
+        execv("/proc/self/exe", argv);
+    }
+} preload;
+}  // namespace
+"""
+
+# A student who tries what a process of the grader's account could do: write
+# the lab, the base build, another student's results; read another
+# submission; leave a daemon that rewrites its own results after grading.
+SIDE_EFFECTS = r"""
+#include <fcntl.h>
+#include <unistd.h>
+#include <cstdio>
+#include <cstring>
+namespace {
+void tryWrite(const char* path, const char* text) {
+    const int fd = open(path, O_WRONLY | O_CREAT | O_APPEND, 0644);
+    if (fd < 0) return;
+    if (write(fd, text, std::strlen(text)) > 0) std::printf("HOSTILE-WROTE %s\n", path);
+    close(fd);
+}
+struct SideEffects {
+    SideEffects() {
+        tryWrite("{LAB}/Makefile", "\nall:\n");
+        tryWrite("{OUT}/base/Makefile", "\nall:\n");
+        tryWrite("{OUT}/base/build/oracle/test_part1", "x");
+        tryWrite("{OUT}/results/reference/results.json", "{\"score\": 0}");
+        tryWrite("{OUT}/HOSTILE-WAS-HERE", "x");
+        const int other = open("{OUT}/submissions/reference/part1_merge_path/student.cu", O_RDONLY);
+        if (other >= 0) std::printf("HOSTILE-READ another submission\n");
+        const int lab = open("{LAB}/part1_merge_path/reference.cu", O_RDONLY);
+        if (lab >= 0) std::printf("HOSTILE-READ the reference\n");
+        std::fflush(stdout);
+        if (fork() == 0) {
+            setsid();
+            if (fork() == 0) {
+                sleep(4);
+                tryWrite("{OUT}/results/{SELF}/results.json", "{\"score\": 17.5}");
+                tryWrite("{OUT}/DAEMON-OUTLIVED-ITS-TEST", "x");
+            }
+            _exit(0);
+        }
+    }
+} sideEffects;
+}  // namespace
+"""
+
+# All but 12 GB of the GPU's memory taken before any test runs, so that the
+# [large] tier's tests skip as "not graded here" in this process.
+MEMORY_HOG = r"""
+#include <cuda_runtime_api.h>
+namespace {
+struct Hog {
+    Hog() {
+        size_t free = 0, total = 0;
+        if (cudaMemGetInfo(&free, &total) != cudaSuccess) return;
+        void* p = nullptr;
+        const size_t keep = size_t(12) << 30;
+        if (free > keep) cudaMalloc(&p, free - keep);
+    }
+} hog;
+}  // namespace
+"""
+
+
+def _with_prelude(text: str, prelude: str) -> str:
+    """`prelude` right after the file's first block of #include lines."""
+    lines = text.split("\n")
+    last = max(i for i, ln in enumerate(lines[:30]) if ln.startswith("#include"))
+    return "\n".join(lines[: last + 1] + [prelude] + lines[last + 1:])
+
+
+def _include_instructor(lab: Path, part_dir: str, file: str) -> str:
+    """A student file that is nothing but an include of the instructor's, by
+    the lab's absolute path, by relative paths from a grading copy inside the
+    lab, or the trusted implementation from the copy itself."""
+    oracle = {"part1_merge_path": "oracle_part1", "part2_batch": "oracle_part2", "part3_merge_sort": "oracle_part3",
+              "extras_oddeven_bitonic": "oracle_extras"}[part_dir]
+    lines = []
+    for n, path in enumerate([f"{lab}/{part_dir}/{file}", f"../../../{part_dir}/{file}",
+                              f"../../../../{part_dir}/{file}", f"../tests/oracle/{oracle}.cpp"]):
+        lines += [f'#{"if" if n == 0 else "elif"} __has_include("{path}")', f'#include "{path}"']
+    return "\n".join(lines + ["#else", '#include "../tests/oracle/' + oracle + '.cpp"', "#endif", ""])
+
+
+@dataclass
+class Attack:
+    name: str
+    what: str
+    make: object  # (lab, skeleton files, reference files) -> the submission's files
+    expect: dict[str, str]  # as Fault.expect; unnamed questions: "zero" for forgeries, "full" otherwise
+    parts: list[str] | None = None
+    sanitize: bool = False
+
+
+def skeleton_submission(lab: Path) -> dict[str, str]:
+    files = {}
+    for rel in (lab / "tests" / "grading" / "manifest.txt").read_text().split():
+        if not rel.startswith("#") and (lab / rel).exists():
+            files[rel] = (lab / rel).read_text()
+    return files
+
+
+ALL_ZERO = {q: "zero" for q in ("Q1", "Q2", "Q3", "Q4", "Q5", "Q6", "Q7", "X1", "X2", "X3", "X4")}
+STUDENT_FILES = [P1, P2, P3, PX]
+
+ATTACKS = [
+    Attack("forged-report", "every student.cu: the skeleton and a constructor that forges the report, raw exit",
+           lambda lab, skel, ref: {**skel, **{f: _with_prelude(skel[f], FORGE) for f in STUDENT_FILES}}, ALL_ZERO),
+    Attack("include-instructor", "every student.cu includes the instructor's file (or the trusted one)",
+           lambda lab, skel, ref: {**skel, **{f: _include_instructor(lab, f.split("/")[0], "reference.cu")
+                                              for f in STUDENT_FILES}}, ALL_ZERO),
+    Attack("preload-forger", "the skeleton re-runs itself with a preloaded library that forges the report",
+           lambda lab, skel, ref: {**skel, P1: _with_prelude(skel[P1], PRELOAD)}, {"Q1": "zero", "Q2": "zero"},
+           parts=["part1"]),
+    Attack("side-effects", "the reference, plus writes to the lab, the base, other results; reads; a daemon",
+           lambda lab, skel, ref: {**ref, P1: _with_prelude(ref[P1], SIDE_EFFECTS)}, {}, parts=["part1"]),
+    Attack("memory-hog", "the reference, plus all GPU memory but 12 GB taken before the tests",
+           lambda lab, skel, ref: {**ref, P1: _with_prelude(ref[P1], MEMORY_HOG)}, {"Q1": "full", "Q2": "less"},
+           parts=["part1"]),
+]
+
+
 def reference_submission(lab: Path) -> dict[str, str]:
     """The reference as a student would hand it in: the manifest's files, with
     the reference's includes and implementation name turned into the student's."""

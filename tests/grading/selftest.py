@@ -37,11 +37,16 @@ def main() -> int:
     out.mkdir(parents=True)
 
     reference = F.reference_submission(h.LAB)
+    skeleton = F.skeleton_submission(h.LAB)
     cases = [("reference", reference, {q: "full" for q in h.all_questions(h.LAB)}, None, False),
              ("skeleton", {}, {q: "zero" for q in h.all_questions(h.LAB)}, None, False),
              ("reference-sanitized", reference, {q: "full" for q in h.all_questions(h.LAB)}, None, True)]
     for f in F.FAULTS:
         cases.append((f.name, F.apply(f, reference), f.expect, f.parts, f.sanitize))
+    for a in F.ATTACKS:
+        files = {rel: text.replace("{LAB}", str(h.LAB)).replace("{OUT}", str(out)).replace("{SELF}", a.name)
+                 for rel, text in a.make(h.LAB, skeleton, reference).items()}
+        cases.append((a.name, files, a.expect, a.parts, a.sanitize))
     if args.only:
         wanted = set(args.only.split(","))
         cases = [c for c in cases if c[0] in wanted]
@@ -50,7 +55,8 @@ def main() -> int:
         ns = argparse.Namespace(timeout=None, timeout_scale=args.timeout_scale, build_timeout=None,
                                 sanitize="1" if sanitize else "0", no_large=None, arch=args.arch,
                                 parts=",".join(parts) if parts else None, seed="20121125",
-                                out=str(out), base=None, timing="1" if timing else None)
+                                out=str(out), base=None, timing="1" if timing else None,
+                                work_root=str(out / "work"))
         return G.Options(ns)
 
     base = G.prepare_base(out / "base", options(None, False), print)
@@ -59,7 +65,11 @@ def main() -> int:
         print(f"selftest: {gpu}; it needs a GPU")
         return 1
 
-    # Build every submission at once (CPU), then grade them one after another (GPU).
+    # Build every submission at once (CPU, sandboxed as grading builds), then
+    # grade them one after another (GPU).
+    sandbox_opts = options(None, False)
+    lab_before = G.tree_hash(h.LAB / "part1_merge_path") + (h.LAB / "Makefile").read_text()
+
     def build(case):
         name, files, _, parts, _ = case
         folder = out / "submissions" / name
@@ -69,8 +79,9 @@ def main() -> int:
             (folder / rel).write_text(text)
         work = out / "work" / name
         G.prepare_work(folder, base, work)
+        g = G.Grading(work, out, sandbox_opts, {}, print, name)
         for part in parts or [p for p, _ in h.PARTS]:
-            h.run(["make", "-j4", "IMPL=student", f"ARCH={args.arch}", f"build/student/test_{part}"], work, 1800)
+            g.build(f"build/student/test_{part}", out / "work" / f"{name}-{part}.build.log")
         return folder, work
 
     t0 = time.monotonic()
@@ -99,8 +110,58 @@ def main() -> int:
             verdicts.append(f"{qid} {score:g}/{q.points:g} {want}{'' if good else ' WRONG'}")
         rows.append(f"{name:<16} {time.monotonic() - t1:6.0f} s  " + ", ".join(verdicts))
         print(rows[-1], flush=True)
-    print(f"\n{len(cases)} submissions graded; {failures} question(s) got points other than expected")
+    failures += check_no_side_effects(out, base, lab_before, cases)
+    failures += grade_a_class(out, base, options(None, False), reference, skeleton)
+    print(f"\n{len(cases)} submissions graded; {failures} question(s) or check(s) other than expected")
     return 1 if failures else 0
+
+
+def check_no_side_effects(out: Path, base: Path, lab_before: str, cases) -> int:
+    """After every grading (and the daemons' delay): the lab, the base build and
+    every other result are as the harness left them."""
+    time.sleep(6)
+    problems = []
+    if G.tree_hash(h.LAB / "part1_merge_path") + (h.LAB / "Makefile").read_text() != lab_before:
+        problems.append("the lab's files changed")
+    try:
+        G.verify_base(base)
+    except h.GradingError as err:
+        problems.append(str(err))
+    for marker in ("HOSTILE-WAS-HERE", "DAEMON-OUTLIVED-ITS-TEST"):
+        if (out / marker).exists():
+            problems.append(f"{marker} exists")
+    for name, *_ in cases:
+        results = out / "results" / name / "results.json"
+        summary = json.loads((out / "results" / name / "summary.json").read_text())
+        if json.loads(results.read_text())["score"] != summary["score"]:
+            problems.append(f"{name}'s results.json was rewritten")
+        for log in (out / "results" / name / "logs").glob("*.log"):
+            if "HOSTILE-" in log.read_text(errors="replace"):
+                problems.append(f"{name}: {log.name} says a hostile write or read succeeded")
+    print("side effects of the hostile submissions: " + ("; ".join(problems) if problems else "none"))
+    return len(problems)
+
+
+def grade_a_class(out: Path, base: Path, opts, reference: dict, skeleton: dict) -> int:
+    """make grade-all's path on a class of three, one hostile: the other two get
+    the points they get alone, and the gradebook says so."""
+    import faults as F
+    cls = out / "class"
+    for name, files in (("alice", reference), ("mallory", {**skeleton, **{
+            rel: F._with_prelude(text, F.FORGE) for rel, text in skeleton.items() if rel.endswith("student.cu")}}),
+                        ("bob", skeleton)):
+        for rel, text in files.items():
+            (cls / name / rel).parent.mkdir(parents=True, exist_ok=True)
+            (cls / name / rel).write_text(text)
+    grades = out / "class-grades"
+    args = ["grade-all", "--submissions", str(cls), "--out", str(grades), "--seed", "20121125", "--sanitize", "0",
+            "--arch", opts.arch, "--work-root", str(out / "work")]
+    status = G.main(args)
+    book = {line.split(",")[0].strip('"'): line.split(",")[1] for line in (grades / "gradebook.csv").read_text().splitlines()[1:]}
+    want = {"alice": "19.5", "bob": "0", "mallory": "0"}  # 17.5 and the 2 bonus points
+    ok = status == 0 and all(book.get(k, "").startswith(v) for k, v in want.items())
+    print(f"grade-all, a class of three: gradebook {book}, expected scores {want}: {'ok' if ok else 'WRONG'}")
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":

@@ -517,6 +517,16 @@ class Faults(unittest.TestCase):
             self.assertTrue(set(fault.expect) <= set(questions), fault.name)
             self.assertTrue(any(v != "full" for v in fault.expect.values()), fault.name)
 
+    @unittest.skipUnless((h.LAB / "part1_merge_path" / "reference.cu").exists(), "a student copy has no reference")
+    def test_every_hostile_submission_hands_in_the_manifest_files(self):
+        import faults as F
+
+        skeleton, reference = F.skeleton_submission(h.LAB), F.reference_submission(h.LAB)
+        for attack in F.ATTACKS:
+            files = attack.make(h.LAB, skeleton, reference)
+            self.assertEqual(sorted(files), sorted(MANIFEST), attack.name)
+            self.assertNotEqual(files, reference, attack.name)
+
 
 class Regions(unittest.TestCase):
     @unittest.skipUnless((h.LAB / "part1_merge_path" / "reference.cu").exists(), "a student copy has no reference")
