@@ -188,34 +188,47 @@ def test_env(opts: Options, gpu_env: dict) -> dict:
 
 class Trusted:
     """The graders run on the trusted host implementation (build/oracle/, no
-    student code), once per part, seed and GPU: the results every student run
-    must reproduce. grade-all's workers share one."""
+    student code): the results every student run must reproduce. Run once per
+    part, tier (the ordinary tests, then the [large] tier) and GPU for a
+    grading run; grade-all's workers share one."""
 
     def __init__(self, base: Path, opts: Options, logs: Path):
         self.base, self.opts, self.logs = base, opts, logs
         self.lock = threading.Lock()
-        self.results: dict[tuple[str, str], dict[str, h.Trusted]] = {}
+        self.done: dict[tuple, threading.Event] = {}
+        self.results: dict[tuple, dict[str, h.Trusted]] = {}
 
-    def part(self, part: str, gpu_env: dict) -> dict[str, h.Trusted]:
-        key = (part, gpu_env.get("CUDA_VISIBLE_DEVICES", ""))
+    def part(self, part: str, large: bool, gpu_env: dict) -> dict[str, h.Trusted]:
+        """The tier's results; the first caller runs it, the others wait."""
+        key = (part, large, gpu_env.get("CUDA_VISIBLE_DEVICES", ""))
         with self.lock:
-            if key not in self.results:
-                self.results[key] = self._run(part, gpu_env)
-            return self.results[key]
+            event = self.done.get(key)
+            mine = event is None
+            if mine:
+                event = self.done[key] = threading.Event()
+        if mine:
+            try:
+                self.results[key] = self._run(part, large, gpu_env)
+            finally:
+                event.set()
+        event.wait()
+        return self.results.get(key, {})
 
-    def _run(self, part: str, gpu_env: dict) -> dict[str, h.Trusted]:
-        cases = [c for c in h.read_test_cases(h.LAB, part) if self.opts.large or not c.large]
+    def _run(self, part: str, large: bool, gpu_env: dict) -> dict[str, h.Trusted]:
+        cases = [c for c in h.read_test_cases(h.LAB, part) if c.large == large]
+        if not cases or (large and not self.opts.large):
+            return {}
         self.logs.mkdir(parents=True, exist_ok=True)
-        device = gpu_env.get("CUDA_VISIBLE_DEVICES", "")
+        name = f"trusted-{part}{'-large' if large else ''}{gpu_env.get('CUDA_VISIBLE_DEVICES', '')}.log"
         with tempfile.TemporaryDirectory(prefix="lab-trusted-") as private:
             report = Path(private) / "report.jsonl"
             env = {**test_env(self.opts, gpu_env), "LAB_TRACE": "0", "LAB_REPORT": str(report)}
             limit = 600 + sum(q.timeout for q in h.read_points(h.LAB, part).values()) * 20
             r = h.run([str(self.base / "build" / "oracle" / f"test_{part}"), ",".join(c.name for c in cases)],
-                      self.base, limit, env=env, log=self.logs / f"trusted-{part}{device}.log")
+                      self.base, limit, env=env, log=self.logs / name)
             results = h.read_trusted_report(report)
         if r.returncode not in (0, 1):
-            say(f"warning: the trusted run of {part} {h.describe_exit(r, limit)} (see {self.logs})")
+            say(f"warning: the trusted run of {part} {h.describe_exit(r, limit)} (see {self.logs / name})")
         return results
 
 
@@ -332,8 +345,11 @@ def grade_one(submission: Path, out: Path, base: Path, opts: Options, student: s
     if opts.sanitizer_note():
         notes.append(opts.sanitizer_note())
     try:
-        # Every part builds before any test runs; the trusted runs go meanwhile.
-        oracle = threading.Thread(target=lambda: [trusted.part(p, gpu_env) for p in opts.parts], daemon=True)
+        # Every part builds before any test runs. The trusted runs go meanwhile:
+        # the ordinary tiers first (quick), then the [large] tier, which overlaps
+        # the submission's ordinary tests; its [large] tests run last.
+        oracle = threading.Thread(target=lambda: [trusted.part(p, large, gpu_env) for large in (False, True)
+                                                  for p in opts.parts], daemon=True)
         oracle.start()
         built = []
         for part, part_dir in h.PARTS:
@@ -363,10 +379,18 @@ def grade_one(submission: Path, out: Path, base: Path, opts: Options, student: s
             g.hashes[str(binary)] = hashlib.sha256(binary.read_bytes()).hexdigest()
             notes += h.suspicious_symbols(part, work / "build" / "student" / part_dir / "student.o")
             built.append(part)
+        for large in (False, True):
+            for part in built:
+                binary = work / "build" / "student" / f"test_{part}"
+                run_tier(g, binary, [r for r in results.values() if r.question.part == part], large,
+                         trusted.part(part, large, gpu_env))
         oracle.join()
-        for part in built:
-            binary = work / "build" / "student" / f"test_{part}"
-            run_part(g, binary, [r for r in results.values() if r.question.part == part], trusted.part(part, gpu_env))
+        if opts.sanitize:
+            for part in built:
+                binary = work / "build" / "student" / f"test_{part}"
+                for r in results.values():
+                    if r.question.part == part:
+                        r.sanitizer = sanitize_question(g, binary, r.question)
         notes += g.notes
         if opts.timing:
             log(f"  {student}: timing the demos")
@@ -450,12 +474,16 @@ def _gpu_name(csv_path: Path) -> str:
         return ""
 
 
-def run_part(g: Grading, binary: Path, results: list[h.QuestionResult], trusted: dict[str, h.Trusted]) -> None:
+def run_tier(g: Grading, binary: Path, results: list[h.QuestionResult], large: bool,
+             trusted: dict[str, h.Trusted]) -> None:
+    """The part's test cases of one tier ([large] or not), each judged against the trusted run."""
     seen: dict[str, h.Outcome] = {}  # a test tagged with two questions runs once
     for r in results:
         q = r.question
         timeout = g.opts.timeout_for(q)
         for i, case in enumerate(q.tests):
+            if case.large != large:
+                continue
             if case.name not in seen:
                 if case.large and not g.opts.large:
                     seen[case.name] = h.Outcome("not-graded", "not graded: the [large] tier is off (NO_LARGE=1)")
@@ -465,8 +493,6 @@ def run_part(g: Grading, binary: Path, results: list[h.QuestionResult], trusted:
                 o = seen[case.name]
                 g.log(f"  {g.student}: {q.qid} {case.name}: {o.status}{': ' + o.message[:200] if o.message else ''}")
             r.outcomes[case.name] = seen[case.name]
-        if g.opts.sanitize:
-            r.sanitizer = sanitize_question(g, binary, q)
 
 
 def sanitize_question(g: Grading, binary: Path, q: h.Question) -> str:
@@ -604,7 +630,7 @@ def cmd_grade_all(args, opts: Options) -> int:
     if args.seed in (None, "") and seed_file.exists():
         opts.seed = int(seed_file.read_text())
     seed_file.write_text(str(opts.seed))
-    base = prepare_base(grades / ".base", opts, say)
+    base = prepare_base(Path(args.base).resolve() if args.base else grades / ".base", opts, say)
     ok, gpu, count = probe_gpu(base, {})
     students = submissions_in(folder)
     records = Records(grades)

@@ -220,7 +220,7 @@ def collect_submission(path: Path, manifest: list[str]) -> Submission:
 # Calls a kernel launcher has no business making: they end the process, read
 # the grader's environment or files, or hand the work to a library. Listed in
 # the report for a person to look at; the tests themselves decide the points.
-SUSPICIOUS = re.compile(r"\b(_?[Ee]xit|quick_exit|abort|getenv|environ|LAB_\w+|fopen|open|ofstream|ifstream|/proc/|"
+SUSPICIOUS = re.compile(r"\b(_?[Ee]xit|quick_exit|abort|getenv|environ|LAB_(?:REPORT|SEED|TRACE|LARGE|QUICK|PROBE_GPU)|fopen|open|ofstream|ifstream|/proc/|"
                         r"system|popen|syscall|fork|vfork|exec\w*|setsid|daemon|dlopen|dlsym|asm|__asm__|"
                         r"thrust::|cub::|std::(stable_)?sort|std::merge|cudaMemcpy\w*|cudaMallocManaged|__managed__|"
                         r"cudaMallocHost|cudaHostAlloc|cudaHostRegister|cupti\w*|__attribute__|constructor)\b")

@@ -20,6 +20,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 namespace lab::oracle {
@@ -36,10 +37,11 @@ void upload(T* device, const std::vector<T>& host) {
     if (!host.empty()) CUDA_CHECK(cudaMemcpy(device, host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice));
 }
 
-// f(first, last) over [0, n) split among the machine's cores.
+// f(first, last) over [0, n) split among the machine's cores, each taking
+// at least `grain` indices.
 template <class F>
-void parallelFor(long long n, F f) {
-    const long long workers = std::max(1LL, std::min<long long>(std::thread::hardware_concurrency(), n / (1 << 16)));
+void parallelFor(long long n, F f, long long grain = 1 << 16) {
+    const long long workers = std::max(1LL, std::min<long long>(std::thread::hardware_concurrency(), n / grain));
     std::vector<std::thread> threads;
     for (long long w = 0; w < workers; ++w)
         threads.emplace_back([=] { f(n * w / workers, n * (w + 1) / workers); });
@@ -50,26 +52,58 @@ void parallelFor(long long n, F f) {
 template <class F>
 void forEachSegment(long long n, long long seg, F f) {
     const long long segments = seg > 0 ? (n + seg - 1) / seg : 0;
-    parallelFor(segments, [&](long long first, long long last) {
-        for (long long p = first; p < last; ++p) f(p);
-    });
+    parallelFor(
+        segments,
+        [&](long long first, long long last) {
+            for (long long p = first; p < last; ++p) f(p);
+        },
+        std::max(1LL, (1LL << 16) / std::max(1LL, seg)));  // about 2^16 values a worker at least
 }
 
-// std::stable_sort, on several threads for large arrays: sorted chunks,
-// then rounds of pairwise std::merge (stable, so the whole sort is).
+// std::merge of [a, a + na) and [b, b + nb) into out, on several threads for
+// large inputs. The pieces are cut at values of A: the piece that starts at
+// A[i] starts in B at the first value not less than A[i], so every equal key
+// of A still comes before those of B (stable).
+template <class It, class Out>
+void merge(It a, long long na, It b, long long nb, Out out) {
+    const long long pieces = std::max(1LL, std::min<long long>(std::thread::hardware_concurrency(), (na + nb) >> 20));
+    if (pieces == 1 || na == 0) {
+        std::merge(a, a + na, b, b + nb, out);
+        return;
+    }
+    std::vector<long long> cutA(pieces + 1), cutB(pieces + 1);
+    for (long long p = 0; p <= pieces; ++p) {
+        cutA[p] = na * p / pieces;
+        cutB[p] = p == pieces ? nb : std::lower_bound(b, b + nb, a[cutA[p]]) - b;
+    }
+    cutB[0] = 0;
+    parallelFor(
+        pieces,
+        [&](long long first, long long last) {
+            for (long long p = first; p < last; ++p)
+                std::merge(a + cutA[p], a + cutA[p + 1], b + cutB[p], b + cutB[p + 1], out + cutA[p] + cutB[p]);
+        },
+        1);
+}
+
+// std::stable_sort, on several threads for large arrays: sorted chunks, then
+// rounds of pairwise stable merges. (ints are indistinguishable when equal,
+// so std::sort gives them the same result, faster.)
 template <class T>
 void stableSort(std::vector<T>& v) {
     const long long n = static_cast<long long>(v.size());
     long long chunk = std::max(1LL << 20, n / static_cast<long long>(std::max(1u, std::thread::hardware_concurrency())));
     forEachSegment(n, chunk, [&](long long p) {
-        std::stable_sort(v.begin() + p * chunk, v.begin() + std::min(n, (p + 1) * chunk));
+        const auto first = v.begin() + p * chunk, last = v.begin() + std::min(n, (p + 1) * chunk);
+        if constexpr (std::is_same_v<T, int>) std::sort(first, last);
+        else std::stable_sort(first, last);
     });
     std::vector<T> tmp(v.size());
     for (; chunk < n; chunk *= 2) {
-        forEachSegment(n, 2 * chunk, [&](long long p) {
-            const long long a = p * 2 * chunk, mid = std::min(n, a + chunk), end = std::min(n, a + 2 * chunk);
-            std::merge(v.begin() + a, v.begin() + mid, v.begin() + mid, v.begin() + end, tmp.begin() + a);
-        });
+        for (long long a = 0; a < n; a += 2 * chunk) {
+            const long long mid = std::min(n, a + chunk), end = std::min(n, a + 2 * chunk);
+            merge(v.begin() + a, mid - a, v.begin() + mid, end - mid, tmp.begin() + a);
+        }
         v.swap(tmp);
     }
 }

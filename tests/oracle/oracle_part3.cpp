@@ -12,7 +12,7 @@ void mergeLarge(const T* dA, long long nA, const T* dB, long long nB, T* dM) {
     checkMergeLarge(dA, nA, dB, nB, dM);
     const std::vector<T> A = oracle::download(dA, nA), B = oracle::download(dB, nB);
     std::vector<T> M(A.size() + B.size());
-    std::merge(A.begin(), A.end(), B.begin(), B.end(), M.begin());
+    oracle::merge(A.begin(), nA, B.begin(), nB, M.begin());
     oracle::upload(dM, M);
 }
 
