@@ -362,16 +362,15 @@ def grade_one(submission: Path, out: Path, base: Path, opts: Options, student: s
             binary = work / "build" / "student" / f"test_{part}"
             b = g.build(f"build/student/test_{part}", logs / f"build-{part}.log")
             err = ""
-            if b.returncode != 0 or not binary.exists():
+            dep_file = work / "build" / "student" / part_dir / "student.d"
+            outside = h.include_problems(dep_file, work, system_include_roots()) if dep_file.exists() else []
+            if outside:
+                err = "it includes files from outside the submission: " + ", ".join(outside[:5])
+                notes.append(f"{part} gets 0: its student code includes {', '.join(outside[:5])} "
+                             "(only the submission's own files and the system's headers may be included)")
+            elif b.returncode != 0 or not binary.exists():
                 err = h.compile_errors(b.output) if not b.timed_out else f"the build {h.describe_exit(b, opts.build_timeout)}"
                 notes.append(f"{part} does not compile; its questions get 0 (first errors in logs/build-{part}.log)")
-            else:
-                outside = h.include_problems(work / "build" / "student" / part_dir / "student.d", work,
-                                             system_include_roots())
-                if outside:
-                    err = "it includes files from outside the submission: " + ", ".join(outside[:5])
-                    notes.append(f"{part} gets 0: its student code includes {', '.join(outside[:5])} "
-                                 "(only the submission's own files and the system's headers may be included)")
             if err:
                 for r in part_questions:
                     r.build_error = err

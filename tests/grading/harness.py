@@ -631,7 +631,8 @@ class QuestionResult:
 
 
 def compile_errors(output: str, limit: int = 12) -> str:
-    lines = [ln for ln in output.splitlines() if re.search(r"\berror\b", ln)]
+    lines = [ln for ln in output.splitlines() if re.search(r"\berror\b|undefined reference", ln)]
+    lines.sort(key=lambda ln: "collect2" in ln)  # the linker's summary after what it could not find
     return "\n".join(lines[:limit]) or output.strip()[-1500:]
 
 
