@@ -345,12 +345,15 @@ def grade_one(submission: Path, out: Path, base: Path, opts: Options, student: s
     if opts.sanitizer_note():
         notes.append(opts.sanitizer_note())
     try:
-        # Every part builds before any test runs. The trusted runs go meanwhile:
-        # the ordinary tiers first (quick), then the [large] tier, which overlaps
-        # the submission's ordinary tests; its [large] tests run last.
-        oracle = threading.Thread(target=lambda: [trusted.part(p, large, gpu_env) for large in (False, True)
-                                                  for p in opts.parts], daemon=True)
-        oracle.start()
+        # Every part builds before any test runs. The trusted runs go meanwhile,
+        # on two threads: the ordinary tiers (quick, little memory) and the
+        # [large] tier (the long pole, one part at a time for the GPU's memory),
+        # which also overlaps the submission's ordinary tests; the submission's
+        # [large] tests run last.
+        oracles = [threading.Thread(target=lambda large=large: [trusted.part(p, large, gpu_env) for p in opts.parts],
+                                    daemon=True) for large in (True, False)]
+        for oracle in oracles:
+            oracle.start()
         built = []
         for part, part_dir in h.PARTS:
             part_questions = [r for r in results.values() if r.question.part == part]
@@ -383,7 +386,8 @@ def grade_one(submission: Path, out: Path, base: Path, opts: Options, student: s
                 binary = work / "build" / "student" / f"test_{part}"
                 run_tier(g, binary, [r for r in results.values() if r.question.part == part], large,
                          trusted.part(part, large, gpu_env))
-        oracle.join()
+        for oracle in oracles:
+            oracle.join()
         if opts.sanitize:
             for part in built:
                 binary = work / "build" / "student" / f"test_{part}"
