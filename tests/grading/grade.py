@@ -499,8 +499,8 @@ def run_tier(g: Grading, binary: Path, results: list[h.QuestionResult], large: b
 
 
 def sanitize_question(g: Grading, binary: Path, q: h.Question) -> str:
-    """memcheck and racecheck over the question's tests at quick sizes, in the
-    graded runs' environment; returns what they found ("" when clean)."""
+    """memcheck and racecheck over the question's tests at quick sizes,
+    sandboxed like the graded runs; returns what they found ("" when clean)."""
     found = []
     for tool in ("memcheck", "racecheck"):
         if g.budget.left() <= 0:
@@ -510,7 +510,10 @@ def sanitize_question(g: Grading, binary: Path, q: h.Question) -> str:
             log_file = Path(scratch) / f"{q.qid}-{tool}.log"
             cmd = ["compute-sanitizer", "--tool", tool, "--log-file", str(log_file), "--print-limit", "20",
                    "--padding", "256", str(binary), f"[{q.qid}]~[large]"]
-            senv = {**g.env, "LAB_QUICK": "1", "LAB_TRACE": "0"}
+            # The graded runs' environment, but for what a sanitizer needs: quick
+            # sizes, arrays that end where their allocation ends (so that a read
+            # one past the end is seen), and no CUPTI (it does not mix with it).
+            senv = {**g.env, "LAB_QUICK": "1", "LAB_EXACT_ALLOCS": "1", "LAB_TRACE": "0"}
             senv.pop("LAB_LARGE", None)
             g.sandboxed(cmd, [Path(scratch)], min(g.opts.timeout_for(q) * 10, max(g.budget.left(), 1)),
                         g.logs / f"{q.qid}-{tool}.out", env=senv)
@@ -519,6 +522,9 @@ def sanitize_question(g: Grading, binary: Path, q: h.Question) -> str:
                 shutil.copyfile(log_file, g.logs / log_file.name)
         if errors:
             found.append(f"{tool} reported {errors} error{'s' if errors > 1 else ''} (logs/{log_file.name})")
+        elif errors is None:
+            g.notes.append(f"for a person to look at: {tool} did not finish on {q.qid}'s tests "
+                           f"(logs/{q.qid}-{tool}.out); no penalty was applied")
     return "; ".join(found)
 
 
