@@ -164,8 +164,10 @@ sanitize: $(GPU_TEST_BINS)
 
 # ---------------------------------------------------------------- grading
 # The harness (tests/grading/grade.py) takes only the manifest's student files
-# into a pristine copy of the lab, builds each part alone and runs every test
-# case in its own process. See README.md, For instructors.
+# into a pristine copy of the lab outside this tree, builds each part alone and
+# runs every test case in its own sandboxed process; a test passes only when its
+# digests equal those of the trusted build (build/oracle/, tests/oracle/) on the
+# same seed. See README.md, For instructors.
 GRADE := python3 tests/grading/grade.py
 GRADE_OPTS = $(if $(TIMEOUT),--timeout '$(TIMEOUT)') $(if $(TIMEOUT_SCALE),--timeout-scale '$(TIMEOUT_SCALE)') \
              $(if $(SANITIZE),--sanitize '$(SANITIZE)') $(if $(SEED),--seed '$(SEED)') \
@@ -186,7 +188,8 @@ grade-all:
 gradescope:
 	@$(GRADE) gradescope --out dist/gradescope-autograder.zip
 
-# Everything a submission's copy shares with the lab, built once per grading run.
+# Everything a submission's copy shares with the lab, and the trusted build of
+# the graders, built once per grading run.
 grade-objects: $(COMMON_OBJS) $(TEST_MAIN) $(BUILD)/test_common $(ORACLE_BINS) \
                $(foreach p,$(PARTS),$(OBJ)/tests/test_$(p).o $(call objs,$(p),OBJS))
 

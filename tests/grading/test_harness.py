@@ -445,6 +445,32 @@ class Scoring(unittest.TestCase):
             self.assertIn('"alice",0,17.5,', (Path(tmp) / "gradebook.csv").read_text())
 
 
+class Records(unittest.TestCase):
+    def test_the_gradebook_comes_from_the_harness_records_not_the_students_folders(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            grades = Path(tmp)
+            q = list(h.all_questions(h.LAB).values())
+            records = G.Records(grades)
+            results = [h.QuestionResult(x, {}) for x in q]
+            records.add({"student": "alice", "score": 0, "gradebook": h.gradebook_line("alice", results, 1, [])})
+            (grades / "alice").mkdir()
+            (grades / "alice" / "gradebook.csv").write_text("header\n\"alice\",17.5,17.5\n")  # a forgery
+            G.write_gradebook(grades, [("alice", None), ("bob", None)], G.Records(grades).records)
+            book = (grades / "gradebook.csv").read_text().splitlines()
+        self.assertTrue(book[1].startswith('"alice",0,17.5'), book[1])
+        self.assertIn("not graded", book[2])
+
+    def test_results_say_incomplete_until_the_verdict_is_written(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            out = Path(tmp)
+            h.write_atomically(out / "results.json", json.dumps(h.incomplete_json("grading did not finish")))
+            self.assertIn("INCOMPLETE", json.loads((out / "results.json").read_text())["output"])
+            G.write_outputs(out, "alice", [h.QuestionResult(q, {}) for q in h.all_questions(h.LAB).values()], [], 3)
+            self.assertNotIn("INCOMPLETE", json.loads((out / "results.json").read_text())["output"])
+            self.assertEqual(sorted(p.name for p in out.iterdir()),
+                             ["gradebook.csv", "report.txt", "results.json", "summary.json"])
+
+
 class Options(unittest.TestCase):
     def parse(self, *argv):
         return G.main(["grade", *argv])
