@@ -221,3 +221,12 @@ TEST_CASE("A device buffer poisons its memory and guards and reports writes outs
     CHECK(buf.guards().message.find("[-3] before") != std::string::npos);
     CHECK(poisoned[0] != 5);
 }
+
+TEST_CASE("The launch trace names kernels by their own name, in any namespace", "[common]") {
+    using lab::test::kernelShortName;
+    CHECK(kernelShortName("void lab::mergeSmall_k<int>(int const*, int, int const*, int, int*)") == "mergeSmall_k");
+    CHECK(kernelShortName("void (anonymous namespace)::sortTiles_k<256, 17, lab::Tagged>(lab::Tagged*, long long)") ==
+          "sortTiles_k");
+    CHECK(kernelShortName("void lab::(anonymous namespace)::partition_k(long long*)") == "partition_k");
+    CHECK(kernelShortName("plainKernel") == "plainKernel");
+}

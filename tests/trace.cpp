@@ -92,33 +92,6 @@ std::string demangle(const char* name) {
     return status == 0 && out ? std::string(out.get()) : std::string(name);
 }
 
-// "void lab::mergeSmall_k<int>(int const*, int, ...)" -> "mergeSmall_k"
-// (also for a kernel in an anonymous namespace: "(anonymous namespace)::k").
-std::string shortName(const std::string& full) {
-    std::string s = full;
-    static const std::string anonymous = "(anonymous namespace)";
-    for (std::size_t at; (at = s.find(anonymous)) != std::string::npos;) s.erase(at, anonymous.size());
-    int depth = 0;
-    std::size_t cut = s.size();
-    for (std::size_t i = 0; i < s.size(); ++i) {  // drop the parameter list
-        if (s[i] == '<') ++depth;
-        else if (s[i] == '>') --depth;
-        else if (s[i] == '(' && depth == 0) { cut = i; break; }
-    }
-    s = s.substr(0, cut);
-    depth = 0;
-    std::string plain;  // without template arguments
-    for (char c : s) {
-        if (c == '<') ++depth;
-        else if (c == '>') --depth;
-        else if (depth == 0) plain += c;
-    }
-    const std::size_t space = plain.rfind(' ');
-    if (space != std::string::npos) plain = plain.substr(space + 1);
-    const std::size_t colons = plain.rfind("::");
-    return colons == std::string::npos ? plain : plain.substr(colons + 2);
-}
-
 const char* copyKindName(std::uint8_t kind) {
     switch (kind) {
         case CUPTI_ACTIVITY_MEMCPY_KIND_HTOD: return "host-to-device";
@@ -146,7 +119,7 @@ void CUPTIAPI bufferCompleted(CUcontext, std::uint32_t, std::uint8_t* buffer, st
             if (!window.open || k->start < window.from) continue;
             KernelLaunch launch;
             launch.fullName = demangle(k->name);
-            launch.name = shortName(launch.fullName);
+            launch.name = kernelShortName(launch.fullName);
             launch.blocks = static_cast<long long>(k->gridX) * k->gridY * k->gridZ;
             launch.threads = k->blockX * k->blockY * k->blockZ;
             if (launch.name == kCanaryKernel) ++window.log.canaryKernels;
@@ -252,6 +225,33 @@ void canary() {
 }
 
 }  // namespace
+
+// "void lab::mergeSmall_k<int>(int const*, int, ...)" -> "mergeSmall_k"
+// (also for a kernel in an anonymous namespace: "(anonymous namespace)::k").
+std::string kernelShortName(const std::string& full) {
+    std::string s = full;
+    static const std::string anonymous = "(anonymous namespace)";
+    for (std::size_t at; (at = s.find(anonymous)) != std::string::npos;) s.erase(at, anonymous.size());
+    int depth = 0;
+    std::size_t cut = s.size();
+    for (std::size_t i = 0; i < s.size(); ++i) {  // drop the parameter list
+        if (s[i] == '<') ++depth;
+        else if (s[i] == '>') --depth;
+        else if (s[i] == '(' && depth == 0) { cut = i; break; }
+    }
+    s = s.substr(0, cut);
+    depth = 0;
+    std::string plain;  // without template arguments
+    for (char c : s) {
+        if (c == '<') ++depth;
+        else if (c == '>') --depth;
+        else if (depth == 0) plain += c;
+    }
+    const std::size_t space = plain.rfind(' ');
+    if (space != std::string::npos) plain = plain.substr(space + 1);
+    const std::size_t colons = plain.rfind("::");
+    return colons == std::string::npos ? plain : plain.substr(colons + 2);
+}
 
 std::string tracingStatus() { return tracingProblem().empty() ? "on" : "off: " + tracingProblem(); }
 

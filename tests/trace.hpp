@@ -41,6 +41,10 @@ struct TraceLog {
 // Launches the lab's canary kernel, traceCanary_k, writing to `device` (trace_canary.cu).
 void launchTraceCanary(int* device);
 
+// A demangled kernel name without return type, namespaces (anonymous ones
+// included), template arguments and parameters: "mergeSmall_k".
+std::string kernelShortName(const std::string& demangled);
+
 // "on", or "off: <why>" (printed at the start of every grader run).
 std::string tracingStatus();
 
