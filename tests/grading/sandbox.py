@@ -1,7 +1,9 @@
 """Runs a submission's builds and tests in a sandbox.
 
 What a sandboxed process gets (Linux namespaces through util-linux's `unshare`,
-then `setpriv` to drop every privilege before the command starts):
+then `setpriv` to drop every privilege before the command starts; where that
+cannot start, through bubblewrap's `bwrap`, which some distributions allow where
+they forbid other unprivileged namespaces):
 
 - a root of its own: the system's programs and libraries (/usr, /etc, /opt,
   /bin, /lib*, /sbin) and /sys read-only; /proc of its own processes only;
@@ -37,17 +39,26 @@ TMP_SIZE = "4g"  # the private /tmp (nvcc's temporary files)
 
 
 class Sandbox:
-    def __init__(self, enabled: bool = True, hidden: tuple[Path, ...] = ()):
+    def __init__(self, enabled: bool = True, hidden: tuple[Path, ...] = (), tools: tuple[str, ...] = ("unshare", "bwrap")):
         """`hidden`: folders that must not be seen even where they lie inside a
-        system folder the sandbox shows (the lab itself, the grading outputs)."""
+        system folder the sandbox shows (the lab itself, the grading outputs).
+        `tools`: the ways to try, in order."""
         self.hidden = tuple(Path(h).resolve() for h in hidden)
         self.root_dir: Path | None = None
         self.as_root = os.geteuid() == 0
         self.uid = NOBODY if self.as_root else os.geteuid()
         self.gid = NOBODY if self.as_root else os.getegid()
+        self.tool = ""
         self.available, self.why = False, "turned off (SANDBOX=0)"
         if enabled:
-            self.available, self.why = self._probe()
+            reasons = []
+            for tool in tools:
+                self.tool = tool
+                self.available, why = self._probe()
+                if self.available:
+                    break
+                reasons.append(why)
+            self.why = "; ".join(reasons)
 
     # ------------------------------------------------------------ the command
 
@@ -59,8 +70,9 @@ class Sandbox:
 
     def own(self, *paths: Path) -> None:
         """Hands folders to the sandbox's user (when the harness runs as root),
-        so that a process inside may write them."""
-        if not (self.available and self.as_root):
+        so that a process inside may write them. (bwrap's user namespace maps
+        its user to the harness's own, which owns them already.)"""
+        if not (self.available and self.as_root) or self.tool == "bwrap":
             return
         for top in paths:
             os.chown(top, self.uid, self.gid)
@@ -79,6 +91,8 @@ class Sandbox:
     # ------------------------------------------------------------ inside
 
     def _command(self, cmd, cwd, writable, readable) -> list[str]:
+        if self.tool == "bwrap":
+            return self._bwrap(cmd, cwd, writable, readable)
         r = str(self.root_dir)
         q = shlex.quote
         lines = ["set -e", "mount --make-rprivate /", f"R={q(r)}",
@@ -122,10 +136,37 @@ class Sandbox:
             ns.insert(1, "--user")
         return ns + ["--", "/bin/sh", "-c", script]
 
+    def _bwrap(self, cmd, cwd, writable, readable) -> list[str]:
+        """The same sandbox with bubblewrap: its own user namespace, so the uid
+        inside is nobody's (as root) or the grader's, without capabilities."""
+        args = ["bwrap", "--unshare-all", "--unshare-user", "--die-with-parent", "--new-session", "--cap-drop", "ALL",
+                "--uid", str(self.uid), "--gid", str(self.gid)]
+        for d in SYSTEM_DIRS:
+            src = Path("/") / d
+            if src.is_symlink():
+                args += ["--symlink", os.readlink(src), f"/{d}"]
+            elif src.is_dir():
+                args += ["--ro-bind", f"/{d}", f"/{d}"]
+        args += ["--ro-bind", "/sys", "/sys", "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp",
+                 "--tmpfs", "/dev/shm"]
+        for node in sorted(Path("/dev").glob("nvidia*")):
+            args += ["--dev-bind", str(node), str(node)]
+        for h in self.hidden:
+            if any(h.is_relative_to(Path("/") / d) for d in SYSTEM_DIRS if (Path("/") / d).is_dir()):
+                args += ["--tmpfs", str(h)]
+        for path in readable:
+            args += ["--ro-bind", str(Path(path).resolve()), str(Path(path).resolve())]
+        for path in writable:
+            args += ["--bind", str(Path(path).resolve()), str(Path(path).resolve())]
+        # A shell as the namespace's first process, so that a signal that ends
+        # the command reads as 128 + N, as with unshare.
+        return args + ["--chdir", str(cwd), "/bin/sh", "-c", '"$@"; exit $?', "sh", *cmd]
+
     def _probe(self) -> tuple[bool, str]:
-        for tool in ("unshare", "setpriv", "chroot", "mount"):
+        needs = ("bwrap",) if self.tool == "bwrap" else ("unshare", "setpriv", "chroot", "mount")
+        for tool in needs:
             if shutil.which(tool) is None:
-                return False, f"{tool} (util-linux / coreutils) is not installed"
+                return False, f"{tool} is not installed"
         self.root_dir = Path(tempfile.mkdtemp(prefix="lab-sandbox-root-"))
         os.chmod(self.root_dir, 0o755)
         self.available = True
@@ -138,11 +179,11 @@ class Sandbox:
         if r.returncode != 0:
             self.available = False
             text = (r.stderr or r.stdout).decode("utf-8", "replace").strip().splitlines()
-            return False, "the sandbox could not start here (" + (text[-1] if text else f"status {r.returncode}") + ")"
+            return False, f"{self.tool} could not start a sandbox here (" + (text[-1] if text else f"status {r.returncode}") + ")"
         return True, ""
 
     def describe(self) -> str:
         if self.available:
-            who = "as nobody" if self.as_root else "without privileges"
-            return f"sandboxed (namespaces: read-only system, no network, own processes, {who})"
+            who = "as nobody" if self.as_root and self.tool == "unshare" else "without privileges"
+            return f"sandboxed ({self.tool}: read-only system, no network, own processes, {who})"
         return "NOT SANDBOXED: " + self.why

@@ -350,7 +350,8 @@ class Includes(unittest.TestCase):
 
 @unittest.skipUnless(G.sb.Sandbox().available, "no sandbox can start on this machine: " + G.sb.Sandbox().why)
 class Sandbox(unittest.TestCase):
-    """What a sandboxed test process can and cannot do (sandbox.py)."""
+    """What a sandboxed test process can and cannot do (sandbox.py), with the
+    first tool that starts here; SandboxBwrap repeats it with bubblewrap."""
 
     def setUp(self):
         self.tmp = tempfile.TemporaryDirectory()
@@ -391,6 +392,18 @@ class Sandbox(unittest.TestCase):
         o = self.passes("import socket\ntry:\n    socket.create_connection(('127.0.0.1', 9), timeout=1)\n"
                         "except OSError as e:\n    assert 'unreachable' in str(e).lower() or e.errno in (101, 111), e\n")
         self.assertEqual(o.status, "passed", o.message)
+
+
+@unittest.skipUnless(G.sb.Sandbox(tools=("bwrap",)).available, "bubblewrap cannot start a sandbox here")
+class SandboxBwrap(Sandbox):
+    def setUp(self):
+        super().setUp()
+        self.original = G.sb.Sandbox.__init__.__defaults__
+        G.sb.Sandbox.__init__.__defaults__ = (True, (), ("bwrap",))
+
+    def tearDown(self):
+        G.sb.Sandbox.__init__.__defaults__ = self.original
+        super().tearDown()
 
 
 class Scoring(unittest.TestCase):
