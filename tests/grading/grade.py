@@ -397,7 +397,7 @@ def grade_one(submission: Path, out: Path, base: Path, opts: Options, student: s
         notes += g.notes
         if opts.timing:
             log(f"  {student}: timing the demos")
-            notes.append(time_submission(g, base, built))
+            notes.append(time_submission(g, built))
     finally:
         if not keep:
             shutil.rmtree(work, ignore_errors=True)
@@ -439,7 +439,7 @@ def reference_timing(part: str, opts: Options, env: dict) -> tuple[dict, str, st
         return _reference_timing[part]
 
 
-def time_submission(g: Grading, base: Path, built: list[str]) -> str:
+def time_submission(g: Grading, built: list[str]) -> str:
     """Each built part's demo tables (sandboxed), as ratios to the reference's (a note)."""
     if not (h.LAB / "part1_merge_path" / "reference.cu").exists():
         return "speed: not timed (this copy of the lab has no reference files to compare with)"
@@ -504,7 +504,8 @@ def sanitize_question(g: Grading, binary: Path, q: h.Question) -> str:
     found = []
     for tool in ("memcheck", "racecheck"):
         if g.budget.left() <= 0:
-            return found and "; ".join(found) or ""
+            g.notes.append(f"{tool} not run on {q.qid}'s tests: the submission's time budget was spent")
+            break
         with tempfile.TemporaryDirectory(prefix="lab-sanitize-", dir=g.opts.work_root) as scratch:
             g.opts.sandbox.own(Path(scratch))
             log_file = Path(scratch) / f"{q.qid}-{tool}.log"

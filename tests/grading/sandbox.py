@@ -80,14 +80,6 @@ class Sandbox:
                 for name in dirs + files:
                     os.lchown(os.path.join(root, name), self.uid, self.gid)
 
-    @staticmethod
-    def signal_of(returncode: int | None, sandboxed: bool) -> int | None:
-        """The namespace's first process is a shell: it reports a command killed
-        by signal N as status 128 + N. Returns the harness's convention (-N)."""
-        if sandboxed and returncode is not None and 128 < returncode < 160:
-            return -(returncode - 128)
-        return returncode
-
     # ------------------------------------------------------------ inside
 
     def _command(self, cmd, cwd, writable, readable) -> list[str]:
