@@ -42,12 +42,6 @@ inline Batch makeBatch(InputKind kind, int d, long long N, std::uint64_t s, bool
     return b;
 }
 
-inline std::vector<int> keysOf(const std::vector<Tagged>& v) {
-    std::vector<int> k(v.size());
-    std::transform(v.begin(), v.end(), k.begin(), [](const Tagged& t) { return t.key; });
-    return k;
-}
-
 template <class T>
 std::vector<T> expectedMerges(const std::vector<T>& in, const std::vector<int>& split, int d) {
     std::vector<T> out(in.size());

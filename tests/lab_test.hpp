@@ -8,12 +8,29 @@
 
 #include "../common/checks.hpp"
 #include "../common/device_buffer.hpp"
+#include "../common/tagged.hpp"
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
 namespace lab::test {
+
+// The keys of tagged values (ints are their own keys).
+inline std::vector<int> keysOf(const std::vector<int>& v) { return v; }
+inline std::vector<int> keysOf(const std::vector<Tagged>& v) {
+    std::vector<int> keys(v.size());
+    for (std::size_t i = 0; i < v.size(); ++i) keys[i] = v[i].key;
+    return keys;
+}
+
+// What a test read back from a device buffer, into the digest chain: the
+// values and whether the buffer's guard zones were intact.
+template <class T>
+void digestRead(const std::vector<T>& values, bool guardsIntact) {
+    digest(values);
+    digest(static_cast<std::uint64_t>(guardsIntact));
+}
 
 // An input array on the device, to be checked unchanged after the run.
 template <class T>
@@ -27,8 +44,7 @@ public:
     // Guards intact and every value as uploaded.
     Check unchanged(const std::string& name, const std::string& ctx) {
         const std::vector<T> now = buf_.download();
-        digest(now);
-        digest(static_cast<std::uint64_t>(buf_.guards().ok));
+        digestRead(now, buf_.guards().ok);
         if (!buf_.guards()) return failCheck(buf_.guards().message + " (input " + name + ") [" + ctx + "]");
         if (!(now == host_)) return failCheck("input " + name + " was modified [" + ctx + "]");
         return {};
@@ -41,13 +57,10 @@ private:
 
 // Downloads an output, adds it to the digest chain (test_env.hpp) and checks
 // it: guards intact, then equal to `expected` (order, permutation, stability).
-// With `keysOnly`, only the keys are digested (an unstable sort may order
-// equal keys either way) and the caller checks the output itself.
 template <class T>
 Check checkOutputDigested(DeviceBuffer<T>& out, const std::vector<T>& expected, const std::string& ctx) {
     const std::vector<T> got = out.download();
-    digest(got);
-    digest(static_cast<std::uint64_t>(out.guards().ok));
+    digestRead(got, out.guards().ok);
     if (!out.guards()) return failCheck(out.guards().message + " [" + ctx + "]");
     return checkOutput(got, expected, ctx);
 }

@@ -1,6 +1,7 @@
 // Kernels of the [large] tier: input generators and output checkers that
 // never bring 2^31 elements to the host. See large_tier.hpp.
 #include "large_tier.hpp"
+#include "mix.hpp"
 #include "test_env.hpp"
 
 #include "../common/cuda_check.hpp"
@@ -17,13 +18,6 @@ namespace {
 constexpr int kThreads = 256;
 constexpr unsigned kBlocks = 4096;  // grid-stride loops cover any n
 
-__host__ __device__ std::uint64_t mix(std::uint64_t x) {  // SplitMix64 finaliser
-    x += 0x9E3779B97F4A7C15ULL;
-    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
-    return x ^ (x >> 31);
-}
-
 __device__ long long firstIndex() { return blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; }
 __device__ long long stride() { return static_cast<long long>(gridDim.x) * blockDim.x; }
 
@@ -34,19 +28,19 @@ __device__ int sortedValue(long long offset, int step, std::uint64_t segSeed) {
 
 __global__ void fillSorted_k(int* a, long long n, long long segLen, int step, std::uint64_t seed) {
     for (long long i = firstIndex(); i < n; i += stride())
-        a[i] = sortedValue(i % segLen, step, mix(seed ^ static_cast<std::uint64_t>(i / segLen)));
+        a[i] = sortedValue(i % segLen, step, mix64(seed ^ static_cast<std::uint64_t>(i / segLen)));
 }
 
 __global__ void fillSplits_k(int* split, long long N, int d, std::uint64_t seed) {
     for (long long p = firstIndex(); p < N; p += stride())
-        split[p] = static_cast<int>(mix(seed ^ static_cast<std::uint64_t>(p)) % static_cast<std::uint64_t>(d + 1));
+        split[p] = static_cast<int>(mix64(seed ^ static_cast<std::uint64_t>(p)) % static_cast<std::uint64_t>(d + 1));
 }
 
 __global__ void fillPairs_k(int* a, const int* split, long long N, int d, std::uint64_t seed) {
     for (long long i = firstIndex(); i < N * d; i += stride()) {
         const long long p = i / d;
         const int o = static_cast<int>(i % d);
-        const std::uint64_t h = mix(seed ^ static_cast<std::uint64_t>(p));
+        const std::uint64_t h = mix64(seed ^ static_cast<std::uint64_t>(p));
         a[i] = o < split[p] ? sortedValue(o, 4, h) : sortedValue(o - split[p], 3, h >> 8);
     }
 }
@@ -56,7 +50,7 @@ constexpr int kPoisonInt = static_cast<int>(0x01010101u * kPoisonByte);
 
 __global__ void fillRandom_k(int* a, long long n, std::uint64_t seed) {
     for (long long i = firstIndex(); i < n; i += stride()) {
-        const int v = static_cast<int>(mix(seed ^ static_cast<std::uint64_t>(i)));
+        const int v = static_cast<int>(mix64(seed ^ static_cast<std::uint64_t>(i)));
         a[i] = v == kPoisonInt ? v ^ 1 : v;
     }
 }
@@ -64,7 +58,7 @@ __global__ void fillRandom_k(int* a, long long n, std::uint64_t seed) {
 __global__ void segmentHash_k(const int* a, long long n, long long segLen, unsigned long long* sum) {
     unsigned long long local = 0;
     for (long long i = firstIndex(); i < n; i += stride())
-        local += mix(static_cast<std::uint64_t>(static_cast<unsigned>(a[i])) ^ (static_cast<std::uint64_t>(i / segLen) << 32));
+        local += mix64(static_cast<std::uint64_t>(static_cast<unsigned>(a[i])) ^ (static_cast<std::uint64_t>(i / segLen) << 32));
     atomicAdd(sum, local);
 }
 
@@ -72,7 +66,7 @@ __global__ void segmentHash_k(const int* a, long long n, long long segLen, unsig
 __global__ void positionHash_k(const int* a, long long n, unsigned long long* sum) {
     unsigned long long local = 0;
     for (long long i = firstIndex(); i < n; i += stride())
-        local += mix(mix(static_cast<std::uint64_t>(i)) ^ static_cast<std::uint64_t>(static_cast<unsigned>(a[i])));
+        local += mix64(mix64(static_cast<std::uint64_t>(i)) ^ static_cast<std::uint64_t>(static_cast<unsigned>(a[i])));
     atomicAdd(sum, local);
 }
 

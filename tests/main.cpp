@@ -28,6 +28,7 @@
 #endif
 
 #include "lab_test.hpp"
+#include "mix.hpp"
 #include "trace.hpp"
 
 #include "../common/gpu.hpp"
@@ -95,14 +96,6 @@ void exitDuringRun() {
     std::_Exit(3);
 }
 
-// SplitMix64's finaliser: a well-mixed 64-bit hash step.
-std::uint64_t mix(std::uint64_t x) {
-    x += 0x9E3779B97F4A7C15ULL;
-    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
-    return x ^ (x >> 31);
-}
-
 std::string hex64(std::uint64_t v) {
     char buf[20];
     std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
@@ -149,22 +142,22 @@ void skip(const std::string& reason) {
 }
 
 void digest(std::uint64_t value) {
-    tally.chain = mix(tally.chain ^ mix(value + static_cast<std::uint64_t>(tally.digests)));
+    tally.chain = mix64(tally.chain ^ mix64(value + static_cast<std::uint64_t>(tally.digests)));
     ++tally.digests;
 }
 
 void digest(const void* bytes, std::size_t size) {
     const auto* p = static_cast<const unsigned char*>(bytes);
-    std::uint64_t h = mix(size);
+    std::uint64_t h = mix64(size);
     std::size_t i = 0;
     for (; i + 8 <= size; i += 8) {
         std::uint64_t word;
         std::memcpy(&word, p + i, 8);
-        h = mix(h ^ word);
+        h = mix64(h ^ word);
     }
     std::uint64_t tail = 0;
     if (size > i) std::memcpy(&tail, p + i, size - i);
-    digest(mix(h ^ tail));
+    digest(mix64(h ^ tail));
 }
 
 std::string context(std::uint64_t caseSeed, const std::string& details) {

@@ -30,13 +30,6 @@ std::vector<test::KernelRule> rules(const std::string& question, long long n) {
             {"bitonicSharedSteps_k", 0, tiles, n > kTile}};
 }
 
-std::vector<int> keysOf(const std::vector<int>& v) { return v; }
-std::vector<int> keysOf(const std::vector<Tagged>& v) {
-    std::vector<int> keys(v.size());
-    for (std::size_t i = 0; i < v.size(); ++i) keys[i] = v[i].key;
-    return keys;
-}
-
 // Sorts `in` in place on the device with `sort(dData, n)` under the trace and
 // checks it: equal to std::stable_sort when `stable`, else sorted and a
 // permutation of the input.
@@ -50,8 +43,7 @@ Check sortCase(const std::vector<T>& in, Sort sort, bool stable, const std::stri
     std::stable_sort(expected.begin(), expected.end());
     if (stable) return test::checkOutputDigested(d, expected, ctx);
     const std::vector<T> got = d.download();
-    test::digest(keysOf(got));  // equal keys may come in any order: digest the keys alone
-    test::digest(static_cast<std::uint64_t>(d.guards().ok));
+    test::digestRead(test::keysOf(got), d.guards().ok);  // equal keys may come in any order: keys alone
     if (!d.guards()) return failCheck(d.guards().message + " [" + ctx + "]");
     if (Check c = checkSorted(got, ctx); !c) return c;
     return checkPermutation(got, in, ctx);

@@ -3,6 +3,7 @@
 // runtime and driver calls that make host memory visible to the GPU.
 #include "trace.hpp"
 
+#include "../common/cuda_check.hpp"
 #include "../common/gpu.hpp"
 
 #include <cupti.h>
@@ -216,12 +217,13 @@ const std::string& tracingProblem() {
 void canary() {
     static int* device = [] {
         int* p = nullptr;
-        cudaMalloc(reinterpret_cast<void**>(&p), kCanaryBytes);
+        CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&p), kCanaryBytes));
         return p;
     }();
     launchTraceCanary(device);
+    CUDA_CHECK_LAUNCH("traceCanary_k");
     int host[kCanaryBytes / sizeof(int)];
-    cudaMemcpy(host, device, kCanaryBytes, cudaMemcpyDeviceToHost);
+    CUDA_CHECK(cudaMemcpy(host, device, kCanaryBytes, cudaMemcpyDeviceToHost));
 }
 
 }  // namespace
