@@ -224,6 +224,7 @@ help:
 	@echo "make sanitize         compute-sanitizer memcheck, racecheck, synccheck on the GPU tests"
 	@echo "make grade            grade this tree's student files (SUBMISSION=folder|archive grades another)"
 	@echo "make grade-all        grade a class: SUBMISSIONS=folder (one subfolder or archive each) into GRADES=grades"
+	@echo "make oracle           the graders on the trusted host implementation, build/oracle/ (make grade builds it)"
 	@echo "make gradescope       the Gradescope autograder zip in dist/"
 	@echo "make release          the student copy in dist/lab and dist/lab.tar.gz, checked"
 	@echo "make bench            every timing study into results/<gpu>/*.csv (GPU); RUNS=n"

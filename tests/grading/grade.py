@@ -186,7 +186,7 @@ def test_env(opts: Options, gpu_env: dict) -> dict:
     return env
 
 
-class Trusted:
+class TrustedRuns:
     """The graders run on the trusted host implementation (build/oracle/, no
     student code): the results every student run must reproduce. Run once per
     part, tier (the ordinary tests, then the [large] tier) and GPU for a
@@ -283,7 +283,8 @@ class Grading:
                   cwd: Path | None = None) -> h.Run:
         sb_ = self.opts.sandbox
         cwd = cwd or self.work
-        return h.run(sb_.wrap(cmd, cwd, writable=writable, readable=[self.work]), cwd, timeout,
+        readable = [] if self.work in writable else [self.work]
+        return h.run(sb_.wrap(cmd, cwd, writable=writable, readable=readable), cwd, timeout,
                      env={**(env or self.env), "HOME": "/tmp"}, log=log, sandboxed=sb_.available)
 
     def build(self, target: str, log: Path, impl: str = "student") -> h.Run:
@@ -319,7 +320,7 @@ class Grading:
 
 
 def grade_one(submission: Path, out: Path, base: Path, opts: Options, student: str, log, gpu_env: dict,
-              work: Path | None = None, trusted: Trusted | None = None) -> dict:
+              work: Path | None = None, trusted: TrustedRuns | None = None) -> dict:
     """Grades one submission into `out` (report.txt, results.json, gradebook.csv,
     logs/). Returns summary.json's content, which the caller keeps as the
     record. `work`: a copy already prepared (prepare_work), kept afterwards; by
@@ -331,7 +332,7 @@ def grade_one(submission: Path, out: Path, base: Path, opts: Options, student: s
     if logs.exists():
         shutil.rmtree(logs)
     logs.mkdir()
-    trusted = trusted or Trusted(base, opts, logs)
+    trusted = trusted or TrustedRuns(base, opts, logs)
     questions = h.all_questions(h.LAB)
     results = {qid: h.QuestionResult(q, {}) for qid, q in questions.items()}
     keep = work is not None
@@ -667,7 +668,7 @@ def cmd_grade_all(args, opts: Options) -> int:
     lock = threading.Lock()
     done = [len(students) - len(todo)]
     started = time.monotonic()
-    trusted = Trusted(base, opts, grades / ".harness" / "trusted-logs")
+    trusted = TrustedRuns(base, opts, grades / ".harness" / "trusted-logs")
 
     def worker():
         while True:

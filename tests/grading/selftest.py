@@ -91,7 +91,7 @@ def main() -> int:
     print(f"built {len(cases)} submissions in {time.monotonic() - t0:.0f} s on {gpu[5:]}")
 
     rows, failures = [], 0
-    trusted = G.Trusted(base, options(None, False), out / "trusted-logs")  # one seed: one trusted run for all
+    trusted = G.TrustedRuns(base, options(None, False), out / "trusted-logs")  # one seed: one trusted run for all
     for (name, _, expect, parts, sanitize), (folder, work) in zip(cases, built):
         t1 = time.monotonic()
         timing = args.timing and name == "reference"
