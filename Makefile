@@ -174,7 +174,8 @@ GRADE_OPTS = $(if $(TIMEOUT),--timeout '$(TIMEOUT)') $(if $(TIMEOUT_SCALE),--tim
              $(if $(NO_LARGE),--no-large '$(NO_LARGE)') $(if $(GRADE_PARTS),--parts '$(GRADE_PARTS)') \
              $(if $(BUILD_TIMEOUT),--build-timeout '$(BUILD_TIMEOUT)') $(if $(TIMING),--timing '$(TIMING)') \
              $(if $(BUDGET),--budget '$(BUDGET)') $(if $(SANDBOX),--sandbox '$(SANDBOX)') \
-             $(if $(WORK_ROOT),--work-root '$(WORK_ROOT)') --arch '$(ARCH)'
+             $(if $(WORK_ROOT),--work-root '$(WORK_ROOT)') $(if $(SANITIZE_JOBS),--sanitize-jobs '$(SANITIZE_JOBS)') \
+             --arch '$(ARCH)'
 GRADE_OUT ?= grade-results
 GRADES ?= grades
 
@@ -231,7 +232,7 @@ help:
 	@echo "make plots            PNG figures from results/<gpu>/*.csv (no GPU; needs matplotlib)"
 	@echo "make clean            remove build/ and the demo binaries"
 	@echo "variables: IMPL=reference|student (now $(IMPL)), ARCH=native|sm_90|... (now $(ARCH)), DEBUG=1"
-	@echo "grading:   GRADE_OUT=dir TIMEOUT=s TIMEOUT_SCALE=x SANITIZE=0 SEED=n NO_LARGE=1 GRADE_PARTS=part1,part2 TIMING=1"
+	@echo "grading:   GRADE_OUT=dir TIMEOUT=s TIMEOUT_SCALE=x SANITIZE=0 SANITIZE_JOBS=n SEED=n NO_LARGE=1 GRADE_PARTS=part1,part2 TIMING=1"
 	@echo "           BUDGET=s SANDBOX=0 WORK_ROOT=dir REGRADE=alice,bob"
 
 ALL_OBJS := $(COMMON_OBJS) $(TEST_MAIN) $(OBJ)/tests/test_common.o \

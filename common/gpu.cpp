@@ -3,6 +3,9 @@
 #include "cuda_check.hpp"
 
 #include <cstdio>
+#include <string_view>
+
+extern char** environ;
 
 namespace lab {
 
@@ -77,6 +80,22 @@ void throwOutOfDeviceMemory(const char* what, std::size_t bytes) {
     cudaGetLastError();  // the failed allocation's error: the device is still usable
     throw Error(std::string("not enough device memory for ") + what + ": needs " + formatBytes(double(bytes)) + ", " +
                 formatBytes(double(freeDeviceBytes())) + " free");
+}
+
+bool underComputeSanitizer() {
+    static const bool under = [] {
+        // compute-sanitizer names its injection library (libsanitizer-*.so,
+        // libTreeLauncher*.so in its own folder) in the variables the CUDA
+        // runtime and the loader read at start-up.
+        for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
+            const std::string_view entry(*e);
+            const bool injection = entry.rfind("CUDA_INJECTION64_PATH=", 0) == 0 || entry.rfind("LD_PRELOAD=", 0) == 0;
+            if (injection && (entry.find("sanitizer") != entry.npos || entry.find("TreeLauncher") != entry.npos))
+                return true;
+        }
+        return false;
+    }();
+    return under;
 }
 
 }  // namespace lab

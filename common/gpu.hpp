@@ -23,6 +23,14 @@ const GpuInfo& detectGpu();
 // One line for banners: "NVIDIA H100 80GB HBM3 (sm_90, 132 SMs, 79.1 GiB)" or "no GPU: <reason>".
 std::string describeGpu(const GpuInfo& gpu);
 
+// True when this process runs under NVIDIA's compute-sanitizer, which loads
+// its checker into the CUDA runtime through the injection variables of the
+// environment. Tests then shrink their sizes, allocate arrays without guard
+// zones (so a read past an array is a read past its allocation) and leave
+// CUPTI off. Deciding here, not from a variable the caller sets, gives graded
+// and sanitized runs the same environment.
+bool underComputeSanitizer();
+
 // Bytes free on the device now (0 without a GPU).
 std::size_t freeDeviceBytes();
 

@@ -13,7 +13,7 @@ namespace lab::test {
 // default, so runs repeat unless asked otherwise. Printed at start.
 std::uint64_t seed();
 
-// LAB_QUICK=1 (used under compute-sanitizer) samples the exhaustive size loops.
+// Samples the exhaustive size loops: LAB_QUICK=1, or under compute-sanitizer.
 bool quick();
 
 // Whether GPU tests can run here; marks the running test case as skipped when

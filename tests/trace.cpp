@@ -165,14 +165,16 @@ std::string cuptiError(CUptiResult r) {
     return text ? text : "unknown CUPTI error";
 }
 
+// compute-sanitizer and CUPTI do not mix: under the sanitizer the trace is
+// off, whatever LAB_TRACE says.
 bool tracingOff() {
     const char* env = std::getenv("LAB_TRACE");
-    return env != nullptr && std::strcmp(env, "0") == 0;
+    return (env != nullptr && std::strcmp(env, "0") == 0) || underComputeSanitizer();
 }
 
 bool tracingRequired() {
     const char* env = std::getenv("LAB_TRACE");
-    return env != nullptr && std::strcmp(env, "require") == 0;
+    return env != nullptr && std::strcmp(env, "require") == 0 && !underComputeSanitizer();
 }
 
 // The callbacks on host-memory calls, once; "" when they run.
@@ -198,7 +200,7 @@ __attribute__((constructor(101))) void subscribeAtStartUp() {
 
 // Starts CUPTI once; an empty string when it runs, else why not.
 std::string startTracing() {
-    if (tracingOff()) return "tracing is off (LAB_TRACE=0)";
+    if (tracingOff()) return underComputeSanitizer() ? "tracing is off under compute-sanitizer" : "tracing is off (LAB_TRACE=0)";
     if (!detectGpu().available) return "no GPU";
     if (std::string problem = subscribeOnce(); !problem.empty()) return problem;
     for (CUptiResult r : {cupti().registerCallbacks(bufferRequested, bufferCompleted),

@@ -8,8 +8,8 @@
 // checker of outputs alone cannot see (a host std::sort, a Thrust call, an
 // ignored launch shape).
 //
-// LAB_TRACE=0 turns tracing off (compute-sanitizer and CUPTI do not mix);
-// LAB_TRACE=require (set by the grading harness) makes a trace that cannot
+// LAB_TRACE=0 turns tracing off, and so does running under compute-sanitizer
+// (it and CUPTI do not mix); LAB_TRACE=require (set by the grading harness) makes a trace that cannot
 // start a failure instead of a note.
 #pragma once
 

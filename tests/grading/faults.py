@@ -94,6 +94,22 @@ FAULTS = [
             '        asm volatile("ld.volatile.global.u32 %0, [%1];" : "=r"(sink) : "l"(A + nA));\n'
             "    }\n    if (k < nA) s[k] = A[k];")],
           {"Q1": "less", "Q2": "less"}, sanitize=True),
+    Fault("oob-read-hidden", "the read of oob-read, switched off when a variable the harness once set only "
+          "for its sanitizer runs (LAB_QUICK, LAB_EXACT_ALLOCS, LAB_TRACE=0) is there",
+          [(P1, '#include "part1.cuh"\n', '#include <cstdlib>\n#include "part1.cuh"\n'),
+           (P1, "__global__ void mergeSmall_k(const T* A, int nA, const T* B, int nB, T* M) {",
+            "__global__ void mergeSmall_k(const T* A, int nA, const T* B, int nB, T* M, int peek) {"),
+           (P1, "    if (k < nA) s[k] = A[k];",
+            "    if (peek && k == 0 && nA > 0) {\n"
+            "        unsigned sink;\n"
+            '        asm volatile("ld.volatile.global.u32 %0, [%1];" : "=r"(sink) : "l"(A + nA));\n'
+            "    }\n    if (k < nA) s[k] = A[k];"),
+           (P1, "    mergeSmall_k<<<static_cast<unsigned>(count), d>>>(dA, nA, dB, nB, dM);",
+            "    const char* trace = std::getenv(\"LAB_TRACE\");\n"
+            "    const int peek = !std::getenv(\"LAB_QUICK\") && !std::getenv(\"LAB_EXACT_ALLOCS\") &&\n"
+            "                     !(trace && trace[0] == '0');\n"
+            "    mergeSmall_k<<<static_cast<unsigned>(count), d>>>(dA, nA, dB, nB, dM, peek);")],
+          {"Q1": "less", "Q2": "less"}, sanitize=True),
     Fault("private-flag", "X1's loop ends on each thread's own 'did I swap?' flag (the bug gallery's first)",
           [(PX, "        swapped = __syncthreads_or(mine);", "        swapped = mine;")],
           {"X1": "less", "X2": "full", "X3": "full", "X4": "full"}),

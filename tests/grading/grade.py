@@ -24,6 +24,7 @@ import tempfile
 import threading
 import time
 import zipfile
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -59,6 +60,9 @@ class Options:
         self.timing = _flag("TIMING", args.timing)
         self.outputs = [Path(p).resolve() for p in (args.out, args.base) if p]  # never copied into a lab copy
         self.jobs = str(os.cpu_count() or 2)
+        # Sanitized test cases run this many at a time (mostly host work).
+        self.sanitize_jobs = max(1, int(_positive("SANITIZE_JOBS", getattr(args, "sanitize_jobs", None)
+                                                  or str(max(1, min(8, (os.cpu_count() or 2) // 2))))))
         self.parts = [p for p, _ in h.PARTS] if not args.parts else args.parts.split(",")
         for p in self.parts:
             if p not in dict(h.PARTS):
@@ -391,10 +395,8 @@ def grade_one(submission: Path, out: Path, base: Path, opts: Options, student: s
             oracle.join()
         if opts.sanitize:
             for part in built:
-                binary = work / "build" / "student" / f"test_{part}"
-                for r in results.values():
-                    if r.question.part == part:
-                        r.sanitizer = sanitize_question(g, binary, r.question)
+                sanitize_part(g, work / "build" / "student" / f"test_{part}",
+                              [r for r in results.values() if r.question.part == part])
         notes += g.notes
         if opts.timing:
             log(f"  {student}: timing the demos")
@@ -499,35 +501,61 @@ def run_tier(g: Grading, binary: Path, results: list[h.QuestionResult], large: b
             r.outcomes[case.name] = seen[case.name]
 
 
-def sanitize_question(g: Grading, binary: Path, q: h.Question) -> str:
-    """memcheck and racecheck over the question's tests at quick sizes,
-    sandboxed like the graded runs; returns what they found ("" when clean)."""
-    found = []
-    for tool in ("memcheck", "racecheck"):
+def sanitize_part(g: Grading, binary: Path, results: list[h.QuestionResult]) -> None:
+    """memcheck and racecheck over the part's ordinary test cases, sandboxed
+    and run exactly as the graded runs are (same arguments, same environment),
+    several at a time; each question gets what they found in its tests."""
+    stems: dict[str, str] = {}  # a test case's logs are named as its graded run's: Q1-3-memcheck.log
+    limits: dict[str, float] = {}
+    for r in results:
+        for i, c in enumerate(r.question.tests):
+            if not c.large:
+                stems.setdefault(c.name, f"{r.question.qid}-{i + 1}")
+                limits[c.name] = max(limits.get(c.name, 0), g.opts.timeout_for(r.question))
+    found: dict[tuple[str, str], int | None] = {}
+    if not g.binary_intact(binary):
+        g.notes.append(f"sanitizers not run on {binary.name}: the test binary changed after it was built")
+        return
+
+    def one(name: str, tool: str) -> None:
         if g.budget.left() <= 0:
-            g.notes.append(f"{tool} not run on {q.qid}'s tests: the submission's time budget was spent")
-            break
+            found[(name, tool)] = -1
+            return
         with tempfile.TemporaryDirectory(prefix="lab-sanitize-", dir=g.opts.work_root) as scratch:
             g.opts.sandbox.own(Path(scratch))
-            log_file = Path(scratch) / f"{q.qid}-{tool}.log"
+            stem = f"{stems[name]}-{tool}"
+            log_file = Path(scratch) / f"{stem}.log"
+            # The test program notices compute-sanitizer itself and then runs
+            # quick sizes, arrays that end where their allocation ends (so a
+            # read one past the end is seen) and no CUPTI. Nothing the harness
+            # sets tells a sanitized run from a graded one.
             cmd = ["compute-sanitizer", "--tool", tool, "--log-file", str(log_file), "--print-limit", "20",
-                   "--padding", "256", str(binary), f"[{q.qid}]~[large]"]
-            # The graded runs' environment, but for what a sanitizer needs: quick
-            # sizes, arrays that end where their allocation ends (so that a read
-            # one past the end is seen), and no CUPTI (it does not mix with it).
-            senv = {**g.env, "LAB_QUICK": "1", "LAB_EXACT_ALLOCS": "1", "LAB_TRACE": "0"}
-            senv.pop("LAB_LARGE", None)
-            g.sandboxed(cmd, [Path(scratch)], min(g.opts.timeout_for(q) * 10, max(g.budget.left(), 1)),
-                        g.logs / f"{q.qid}-{tool}.out", env=senv)
-            errors = h.sanitizer_errors(log_file)
+                   "--padding", "256", str(binary), name]
+            g.sandboxed(cmd, [Path(scratch)], min(limits[name] * 10, max(g.budget.left(), 1)),
+                        g.logs / f"{stem}.out", env={**g.env, "LAB_REPORT": str(Path(scratch) / "report.jsonl")})
+            found[(name, tool)] = h.sanitizer_errors(log_file)
             if log_file.exists():
                 shutil.copyfile(log_file, g.logs / log_file.name)
-        if errors:
-            found.append(f"{tool} reported {errors} error{'s' if errors > 1 else ''} (logs/{log_file.name})")
-        elif errors is None:
-            g.notes.append(f"for a person to look at: {tool} did not finish on {q.qid}'s tests "
-                           f"(logs/{q.qid}-{tool}.out); no penalty was applied")
-    return "; ".join(found)
+
+    with ThreadPoolExecutor(max_workers=g.opts.sanitize_jobs) as pool:
+        for f in [pool.submit(one, name, tool) for name in stems for tool in ("memcheck", "racecheck")]:
+            f.result()
+    for r in results:
+        lines = []
+        for c in r.question.tests:
+            for tool in ("memcheck", "racecheck"):
+                if c.large:
+                    continue
+                n = found.get((c.name, tool), 0)
+                stem = f"{stems[c.name]}-{tool}"
+                if n == -1:
+                    g.notes.append(f"{tool} not run on {c.name}: the submission's time budget was spent")
+                elif n is None:
+                    g.notes.append(f"for a person to look at: {tool} did not finish on {c.name} "
+                                   f"(logs/{stem}.out); no penalty was applied")
+                elif n > 0:
+                    lines.append(f"{tool} reported {n} error{'s' if n > 1 else ''} in {c.name} (logs/{stem}.log)")
+        r.sanitizer = "; ".join(dict.fromkeys(lines))
 
 
 def write_outputs(out: Path, student: str, results: list[h.QuestionResult], notes: list[str], seed,
@@ -752,7 +780,8 @@ def main(argv=None) -> int:
     p.add_argument("--timeout", help="seconds per test case (default: each question's, from the points tables)")
     p.add_argument("--timeout-scale", help="multiplies the default timeouts")
     p.add_argument("--build-timeout", help="seconds for building one part")
-    p.add_argument("--sanitize", help="1: also run memcheck and racecheck per question")
+    p.add_argument("--sanitize", help="0: leave out memcheck and racecheck (default: run them on every ordinary test case)")
+    p.add_argument("--sanitize-jobs", help="sanitized test cases run at a time (default: half the cores, at most 8)")
     p.add_argument("--no-large", help="1: leave out the [large] tier (arrays past 2^31)")
     p.add_argument("--seed", help="LAB_SEED for every test (default: a new one, written in the results)")
     p.add_argument("--arch", help="nvcc -arch (default native)")
