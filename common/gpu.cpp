@@ -84,14 +84,16 @@ void throwOutOfDeviceMemory(const char* what, std::size_t bytes) {
 
 bool underComputeSanitizer() {
     static const bool under = [] {
-        // compute-sanitizer names its injection library (libsanitizer-*.so,
-        // libTreeLauncher*.so in its own folder) in the variables the CUDA
-        // runtime and the loader read at start-up.
+        // compute-sanitizer starts its target with variables of its own
+        // (NV_SANITIZER_INJECTION_*) and names its injection library
+        // (libsanitizer-collection.so, in its own folder) in the variables the
+        // CUDA runtime, NVTX and the loader read at start-up.
         for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
             const std::string_view entry(*e);
-            const bool injection = entry.rfind("CUDA_INJECTION64_PATH=", 0) == 0 || entry.rfind("LD_PRELOAD=", 0) == 0;
-            if (injection && (entry.find("sanitizer") != entry.npos || entry.find("TreeLauncher") != entry.npos))
-                return true;
+            if (entry.rfind("NV_SANITIZER_INJECTION", 0) == 0) return true;
+            const bool injection = entry.rfind("CUDA_INJECTION64_PATH=", 0) == 0 ||
+                                   entry.rfind("NVTX_INJECTION64_PATH=", 0) == 0 || entry.rfind("LD_PRELOAD=", 0) == 0;
+            if (injection && entry.find("sanitizer") != entry.npos) return true;
         }
         return false;
     }();
