@@ -349,6 +349,7 @@ def grade_one(submission: Path, out: Path, base: Path, opts: Options, student: s
     notes = [opts.sandbox.describe()] + list(sub.notes)
     if opts.sanitizer_note():
         notes.append(opts.sanitizer_note())
+    sanitizers = None
     try:
         # Every part builds before any test runs. The trusted runs go meanwhile,
         # on two threads: the ordinary tiers (quick, little memory) and the
@@ -386,6 +387,9 @@ def grade_one(submission: Path, out: Path, base: Path, opts: Options, student: s
             g.hashes[str(binary)] = hashlib.sha256(binary.read_bytes()).hexdigest()
             notes += h.suspicious_symbols(part, work / "build" / "student" / part_dir / "student.o")
             built.append(part)
+        sanitizers = Sanitizers(g, [(work / "build" / "student" / f"test_{part}",
+                                     [r for r in results.values() if r.question.part == part])
+                                    for part in built]) if opts.sanitize else None
         for large in (False, True):
             for part in built:
                 binary = work / "build" / "student" / f"test_{part}"
@@ -393,15 +397,15 @@ def grade_one(submission: Path, out: Path, base: Path, opts: Options, student: s
                          trusted.part(part, large, gpu_env))
         for oracle in oracles:
             oracle.join()
-        if opts.sanitize:
-            for part in built:
-                sanitize_part(g, work / "build" / "student" / f"test_{part}",
-                              [r for r in results.values() if r.question.part == part])
+        if sanitizers:
+            sanitizers.finish()
         notes += g.notes
         if opts.timing:
             log(f"  {student}: timing the demos")
             notes.append(time_submission(g, built))
     finally:
+        if sanitizers:
+            sanitizers.pool.shutdown(wait=True, cancel_futures=True)
         if not keep:
             shutil.rmtree(work, ignore_errors=True)
     return write_outputs(out, student, list(results.values()), notes, opts.seed)
@@ -501,29 +505,38 @@ def run_tier(g: Grading, binary: Path, results: list[h.QuestionResult], large: b
             r.outcomes[case.name] = seen[case.name]
 
 
-def sanitize_part(g: Grading, binary: Path, results: list[h.QuestionResult]) -> None:
-    """memcheck and racecheck over the part's ordinary test cases, sandboxed
-    and run exactly as the graded runs are (same arguments, same environment),
-    several at a time; each question gets what they found in its tests."""
-    stems: dict[str, str] = {}  # a test case's logs are named as its graded run's: Q1-3-memcheck.log
-    limits: dict[str, float] = {}
-    for r in results:
-        for i, c in enumerate(r.question.tests):
-            if not c.large:
-                stems.setdefault(c.name, f"{r.question.qid}-{i + 1}")
-                limits[c.name] = max(limits.get(c.name, 0), g.opts.timeout_for(r.question))
-    found: dict[tuple[str, str], int | None] = {}
-    if not g.binary_intact(binary):
-        g.notes.append(f"sanitizers not run on {binary.name}: the test binary changed after it was built")
-        return
+class Sanitizers:
+    """memcheck and racecheck over the built parts' ordinary test cases, each
+    run exactly as its graded run (same arguments, same environment, same
+    sandbox), SANITIZE_JOBS at a time, beside the graded runs (they are mostly
+    host work). Each question then gets what they found in its tests."""
 
-    def one(name: str, tool: str) -> None:
-        if g.budget.left() <= 0:
-            found[(name, tool)] = -1
+    TOOLS = ("memcheck", "racecheck")
+
+    def __init__(self, g: Grading, parts: list[tuple[Path, list[h.QuestionResult]]]):
+        self.g, self.parts = g, parts
+        self.found: dict[tuple[str, str], int | None] = {}  # (test case, tool) -> errors; -1 not run
+        self.stems: dict[str, str] = {}  # a case's logs are named as its graded run's: Q1-3-memcheck.log
+        self.limits: dict[str, float] = {}
+        self.binaries: dict[str, Path] = {}
+        for binary, results in parts:
+            for r in results:
+                for i, c in enumerate(r.question.tests):
+                    if not c.large:
+                        self.stems.setdefault(c.name, f"{r.question.qid}-{i + 1}")
+                        self.limits[c.name] = max(self.limits.get(c.name, 0), g.opts.timeout_for(r.question))
+                        self.binaries[c.name] = binary
+        self.pool = ThreadPoolExecutor(max_workers=g.opts.sanitize_jobs)
+        self.futures = [self.pool.submit(self._one, name, tool) for name in self.stems for tool in self.TOOLS]
+
+    def _one(self, name: str, tool: str) -> None:
+        g, binary = self.g, self.binaries[name]
+        if g.budget.left() <= 0 or not g.binary_intact(binary):
+            self.found[(name, tool)] = -1
             return
         with tempfile.TemporaryDirectory(prefix="lab-sanitize-", dir=g.opts.work_root) as scratch:
             g.opts.sandbox.own(Path(scratch))
-            stem = f"{stems[name]}-{tool}"
+            stem = f"{self.stems[name]}-{tool}"
             log_file = Path(scratch) / f"{stem}.log"
             # The test program notices compute-sanitizer itself and then runs
             # quick sizes, arrays that end where their allocation ends (so a
@@ -531,31 +544,36 @@ def sanitize_part(g: Grading, binary: Path, results: list[h.QuestionResult]) -> 
             # sets tells a sanitized run from a graded one.
             cmd = ["compute-sanitizer", "--tool", tool, "--log-file", str(log_file), "--print-limit", "20",
                    "--padding", "256", str(binary), name]
-            g.sandboxed(cmd, [Path(scratch)], min(limits[name] * 10, max(g.budget.left(), 1)),
+            g.sandboxed(cmd, [Path(scratch)], min(self.limits[name] * 10, max(g.budget.left(), 1)),
                         g.logs / f"{stem}.out", env={**g.env, "LAB_REPORT": str(Path(scratch) / "report.jsonl")})
-            found[(name, tool)] = h.sanitizer_errors(log_file)
+            self.found[(name, tool)] = h.sanitizer_errors(log_file)
             if log_file.exists():
                 shutil.copyfile(log_file, g.logs / log_file.name)
 
-    with ThreadPoolExecutor(max_workers=g.opts.sanitize_jobs) as pool:
-        for f in [pool.submit(one, name, tool) for name in stems for tool in ("memcheck", "racecheck")]:
+    def finish(self) -> None:
+        """Waits for every run, then writes each question's findings and the notes."""
+        for f in self.futures:
             f.result()
-    for r in results:
-        lines = []
-        for c in r.question.tests:
-            for tool in ("memcheck", "racecheck"):
-                if c.large:
-                    continue
-                n = found.get((c.name, tool), 0)
-                stem = f"{stems[c.name]}-{tool}"
-                if n == -1:
-                    g.notes.append(f"{tool} not run on {c.name}: the submission's time budget was spent")
-                elif n is None:
-                    g.notes.append(f"for a person to look at: {tool} did not finish on {c.name} "
-                                   f"(logs/{stem}.out); no penalty was applied")
-                elif n > 0:
-                    lines.append(f"{tool} reported {n} error{'s' if n > 1 else ''} in {c.name} (logs/{stem}.log)")
-        r.sanitizer = "; ".join(dict.fromkeys(lines))
+        self.pool.shutdown()
+        for _, results in self.parts:
+            for r in results:
+                lines = []
+                for c in r.question.tests:
+                    for tool in self.TOOLS:
+                        if c.large:
+                            continue
+                        n = self.found.get((c.name, tool), 0)
+                        stem = f"{self.stems[c.name]}-{tool}"
+                        if n == -1:
+                            self.g.notes.append(f"{tool} not run on {c.name}: the submission's time budget was "
+                                                "spent, or its test binary changed")
+                        elif n is None:
+                            self.g.notes.append(f"for a person to look at: {tool} did not finish on {c.name} "
+                                                f"(logs/{stem}.out); no penalty was applied")
+                        elif n > 0:
+                            lines.append(f"{tool} reported {n} error{'s' if n > 1 else ''} in {c.name} "
+                                         f"(logs/{stem}.log)")
+                r.sanitizer = "; ".join(dict.fromkeys(lines))
 
 
 def write_outputs(out: Path, student: str, results: list[h.QuestionResult], notes: list[str], seed,

@@ -209,6 +209,36 @@ class Isolation(unittest.TestCase):
         g.opts.sandbox.own(self.dir)  # as the harness hands a submission's copy to the sandbox
         return g.run_case(binary, case(), self.dir / "log", timeout)
 
+    def test_sanitized_runs_are_the_graded_runs_under_the_sanitizer(self):
+        # A stand-in compute-sanitizer runs its target and writes a summary:
+        # two errors for the test named "bad". The target records what it saw.
+        tools = self.dir / "tools"
+        tools.mkdir()
+        seen = self.dir / "seen"
+        fake = tools / "compute-sanitizer"
+        fake.write_text("#!" + PYTHON + "\nimport subprocess, sys\n"
+                        "args = sys.argv[1:]\nlog = args[args.index('--log-file') + 1]\n"
+                        "target = args[args.index('256') + 1:]\nsubprocess.run(target)\n"
+                        "open(log, 'w').write('========= ERROR SUMMARY: %d errors\\n' % (2 if target[-1] == 'bad' else 0))\n")
+        fake.chmod(0o755)
+        g = self.grading(False)
+        g.env = {**g.env, "PATH": f"{tools}:{os.environ['PATH']}"}
+        binary = fake_binary(self.dir, f"open({str(seen)!r}, 'a').write(json.dumps([sys.argv[1:], "
+                                       "{k: v for k, v in os.environ.items() if k != 'LAB_REPORT'}]) + '\\n')\n")
+        g.hashes[str(binary)] = G.hashlib.sha256(binary.read_bytes()).hexdigest()
+        q = h.Question("Q1", "part1", 6, 20, 0.5, "t", [case("good"), case("bad")])
+        r = h.QuestionResult(q, {})
+        G.Sanitizers(g, [(binary, [r])]).finish()
+        self.assertIn("memcheck reported 2 errors in bad", r.sanitizer)
+        self.assertIn("racecheck reported 2 errors in bad", r.sanitizer)
+        self.assertNotIn("good", r.sanitizer)
+        g.run_case(binary, case("good"), self.dir / "log", 20)
+        runs = [json.loads(line) for line in seen.read_text().splitlines()]
+        graded, sanitized = runs[-1], [run for run in runs[:-1] if run[0] == ["good"]]
+        self.assertEqual(len(sanitized), 2)  # memcheck and racecheck
+        for run in sanitized:
+            self.assertEqual(run, graded)
+
     def test_a_complete_report_passes(self):
         o = self.outcome("line(event='start', test=name); line(event='end', test=name, status='passed')\n"
                          "line(event='summary', passed=1, failed=0, skipped=0)\n")
