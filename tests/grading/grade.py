@@ -387,9 +387,6 @@ def grade_one(submission: Path, out: Path, base: Path, opts: Options, student: s
             g.hashes[str(binary)] = hashlib.sha256(binary.read_bytes()).hexdigest()
             notes += h.suspicious_symbols(part, work / "build" / "student" / part_dir / "student.o")
             built.append(part)
-        sanitizers = Sanitizers(g, [(work / "build" / "student" / f"test_{part}",
-                                     [r for r in results.values() if r.question.part == part])
-                                    for part in built]) if opts.sanitize else None
         for large in (False, True):
             for part in built:
                 binary = work / "build" / "student" / f"test_{part}"
@@ -397,7 +394,13 @@ def grade_one(submission: Path, out: Path, base: Path, opts: Options, student: s
                          trusted.part(part, large, gpu_env))
         for oracle in oracles:
             oracle.join()
-        if sanitizers:
+        # After the graded runs, never beside them: the GPU time-slices between
+        # processes, and sanitized kernels beside a graded test pushed the
+        # reference's own tests past their limits.
+        if opts.sanitize:
+            sanitizers = Sanitizers(g, [(work / "build" / "student" / f"test_{part}",
+                                         [r for r in results.values() if r.question.part == part])
+                                        for part in built])
             sanitizers.finish()
         notes += g.notes
         if opts.timing:
@@ -508,8 +511,8 @@ def run_tier(g: Grading, binary: Path, results: list[h.QuestionResult], large: b
 class Sanitizers:
     """memcheck and racecheck over the built parts' ordinary test cases, each
     run exactly as its graded run (same arguments, same environment, same
-    sandbox), SANITIZE_JOBS at a time, beside the graded runs (they are mostly
-    host work). Each question then gets what they found in its tests."""
+    sandbox), SANITIZE_JOBS at a time (mostly host work). Each question then
+    gets what they found in its tests."""
 
     TOOLS = ("memcheck", "racecheck")
 
