@@ -6,6 +6,8 @@
 #   IMPL=student make test        build and grade the student skeleton / your solution
 #   ARCH=sm_90 DEBUG=1 ...        target GPU (default: the one in this machine); device debug build
 
+.DEFAULT_GOAL := help
+
 NVCC  ?= nvcc
 ARCH  ?= native
 DEBUG ?= 0
@@ -33,6 +35,16 @@ endif
 CUFLAGS := $(HOSTFLAGS) $(DEVFLAGS) -arch=$(ARCH)
 LDFLAGS :=
 
+# Every object depends on a stamp holding the compiler and its flags, rewritten
+# only when they change: after `ARCH=sm_90` or `DEBUG=1` everything rebuilds
+# (then again when they go back), where an object's date alone would say
+# "up to date".
+BUILD_FLAGS := $(BUILD)/flags.stamp
+FLAGS_NOW := $(NVCC) $(CUFLAGS)
+ifneq ($(FLAGS_NOW),$(shell cat $(BUILD_FLAGS) 2>/dev/null))
+$(shell mkdir -p $(BUILD) && printf '%s\n' '$(FLAGS_NOW)' > $(BUILD_FLAGS))
+endif
+
 # Catch2: v3 (a library) or v2 (one header), where the distribution installs it.
 CATCH2_V3 := $(wildcard /usr/include/catch2/catch_test_macros.hpp /usr/local/include/catch2/catch_test_macros.hpp)
 CATCH2_V2 := $(wildcard /usr/include/catch2/catch.hpp /usr/local/include/catch2/catch.hpp)
@@ -56,15 +68,15 @@ TEST_LIBS := $(CATCH_LIBS) -ldl
 $(OBJ)/tests/trace.o: HOSTFLAGS += $(if $(CUPTI_INC),-I$(CUPTI_INC)) -DLAB_CUPTI_LIB='"$(or $(CUPTI_LIB),libcupti.so)"'
 
 # ---------------------------------------------------------------- compile
-$(OBJ)/%.o: %.cpp
+$(OBJ)/%.o: %.cpp $(BUILD_FLAGS)
 	@mkdir -p $(@D)
 	$(NVCC) $(HOSTFLAGS) -c $< -o $@
 
-$(OBJ)/%.o: %.cu
+$(OBJ)/%.o: %.cu $(BUILD_FLAGS)
 	@mkdir -p $(@D)
 	$(NVCC) $(CUFLAGS) -c $< -o $@
 
-$(BUILD)/$(IMPL)/%.o: %.cu
+$(BUILD)/$(IMPL)/%.o: %.cu $(BUILD_FLAGS)
 	@mkdir -p $(@D)
 	$(NVCC) $(CUFLAGS) -c $< -o $@
 
@@ -129,7 +141,15 @@ $(BUILD)/test_common: $(TEST_MAIN) $(OBJ)/tests/test_common.o $(COMMON_OBJS)
 $(BUILD)/test_tuned: $(TEST_MAIN) $(OBJ)/tests/reference_test_tuned.o $(TUNED_OBJ) $(call objs,part2,OBJS) $(COMMON_OBJS)
 	$(NVCC) $(CUFLAGS) $^ -o $@ $(TEST_LIBS)
 
-GPU_TEST_BINS := $(foreach p,$(PARTS),$(BUILD)/$(IMPL)/test_$(p)) $(if $(TUNED),$(BUILD)/test_tuned)
+# PART=part1 builds and runs one part's graders alone (a compile error
+# elsewhere then blocks nothing).
+PART ?=
+ifneq ($(filter-out $(PARTS),$(PART)),)
+$(error PART must be one of: $(PARTS) (not '$(PART)'))
+endif
+TEST_PARTS := $(or $(PART),$(PARTS))
+GPU_TEST_BINS := $(foreach p,$(TEST_PARTS),$(BUILD)/$(IMPL)/test_$(p)) \
+                 $(if $(and $(TUNED),$(filter part2,$(TEST_PARTS))),$(BUILD)/test_tuned)
 TEST_BINS := $(BUILD)/test_common $(GPU_TEST_BINS)
 ORACLE_BINS := $(foreach p,$(PARTS),$(BUILD)/oracle/test_$(p))
 
@@ -145,10 +165,13 @@ endif
 tests: $(TEST_BINS)
 
 # Every binary runs even when one fails; the status says whether any did.
+# Each writes its report into build/reports/, from which the last lines say
+# what could not be checked here (no GPU), once.
 run-tests: $(TEST_BINS)
-	@status=0; for t in $(TEST_BINS); do \
-	  echo "==> $$t $(TEST_ARGS)"; ./$$t $(TEST_ARGS) || status=1; echo; \
+	@status=0; rm -rf $(BUILD)/reports; mkdir -p $(BUILD)/reports; for t in $(TEST_BINS); do \
+	  echo "==> $$t $(TEST_ARGS)"; LAB_REPORT=$(BUILD)/reports/$$(basename $$t).jsonl ./$$t $(TEST_ARGS) || status=1; echo; \
 	done; \
+	if [ -f tests/grading/unchecked.py ]; then python3 tests/grading/unchecked.py $(BUILD)/reports/*.jsonl; echo; fi; \
 	if [ -z "$(TEST_ARGS)" ] && [ -f tests/grading/test_harness.py ]; then \
 	  echo "==> the grading harness's own tests"; python3 tests/grading/test_harness.py || status=1; \
 	fi; exit $$status
@@ -158,6 +181,7 @@ run-tests: $(TEST_BINS)
 SANITIZE_TOOLS := memcheck racecheck synccheck
 .PHONY: sanitize
 sanitize: $(GPU_TEST_BINS)
+	@command -v compute-sanitizer >/dev/null 2>&1 || { echo "make sanitize needs compute-sanitizer (CUDA toolkit, on the PATH) and a GPU: not found here" >&2; exit 1; }
 	@status=0; for tool in $(SANITIZE_TOOLS); do for t in $(GPU_TEST_BINS); do \
 	  echo "==> compute-sanitizer --tool $$tool $$t [gpu]"; \
 	  compute-sanitizer --tool $$tool --error-exitcode 99 ./$$t "[gpu]" || status=1; \
@@ -207,13 +231,16 @@ release:
 # Every study of the lab in one run, CSVs into results/<gpu>/ (needs a GPU);
 # then PNG figures from whatever CSVs are there (no GPU; needs matplotlib in
 # PYTHON, e.g. PYTHON=/usr/bin/python3 where the distribution installed it).
+# A build of the student files files its CSVs under results/mine/<gpu>/, so
+# that the committed reference results stay as they are.
 PYTHON ?= python3
+BENCH_OUT ?= $(if $(filter student,$(IMPL)),results/mine,results)
 .PHONY: bench plots
 bench: $(PARTS)
-	@$(PYTHON) results/bench.py $(if $(RUNS),--runs '$(RUNS)')
+	@$(PYTHON) results/bench.py --out '$(BENCH_OUT)' $(if $(RUNS),--runs '$(RUNS)')
 
 plots:
-	@$(PYTHON) results/plot.py
+	@$(PYTHON) results/plot.py $(PLOTS)
 
 # ---------------------------------------------------------------- misc
 .PHONY: clean help
@@ -222,17 +249,18 @@ clean:
 
 help:
 	@echo "make part1|part2|part3|extras  build a part's demo as ./part1, ./part2, ./part3, ./extras"
-	@echo "make test             build and run every grader (TEST_ARGS='[Q1]' picks tests)"
+	@echo "make test             build and run every grader (TEST_ARGS='[Q1]' picks tests, PART=part1 one part)"
 	@echo "make sanitize         compute-sanitizer memcheck, racecheck, synccheck on the GPU tests"
 	@echo "make grade            grade this tree's student files (SUBMISSION=folder|archive grades another)"
 	@echo "make grade-all        grade a class: SUBMISSIONS=folder (one subfolder or archive each) into GRADES=grades"
 	@echo "make oracle           the graders on the trusted host implementation, build/oracle/ (make grade builds it)"
 	@echo "make gradescope       the Gradescope autograder zip in dist/"
 	@echo "make release          the student copy in dist/lab and dist/lab.tar.gz, checked"
-	@echo "make bench            every timing study into results/<gpu>/*.csv (GPU); RUNS=n"
-	@echo "make plots            PNG figures from results/<gpu>/*.csv (no GPU; needs matplotlib)"
+	@echo "make bench            every timing study into results/<gpu>/*.csv (GPU; IMPL=student: results/mine/<gpu>/); RUNS=n"
+	@echo "make plots            PNG figures from results/<gpu>/*.csv and results/mine/<gpu>/*.csv (no GPU; matplotlib)"
 	@echo "make clean            remove build/ and the demo binaries"
-	@echo "variables: IMPL=reference|student (now $(IMPL)), ARCH=native|sm_90|... (now $(ARCH)), DEBUG=1"
+	@echo "variables: IMPL=reference|student (now $(IMPL)), ARCH=native|sm_90|... (now $(ARCH)), DEBUG=1;"
+	@echo "           a change of ARCH or DEBUG rebuilds everything (build/flags.stamp)"
 	@echo "grading:   GRADE_OUT=dir TIMEOUT=s TIMEOUT_SCALE=x SANITIZE=0 SANITIZE_JOBS=n SEED=n NO_LARGE=1 GRADE_PARTS=part1,part2 TIMING=1"
 	@echo "           BUDGET=s SANDBOX=0 WORK_ROOT=dir REGRADE=alice,bob"
 

@@ -24,30 +24,38 @@ int linkedSearch(const std::vector<int>& A, const std::vector<int>& B, long long
                                 static_cast<int>(k));
 }
 
-// Thread k's binary search on its diagonal, probe by probe (the reference's
-// steps), then what the linked search returns.
-void traceSearch(const std::vector<int>& A, const std::vector<int>& B, long long k) {
+// Thread k's search as the linked diagonalSearch runs it: the same search on
+// values that record each comparison (common/probe.hpp), printed in order,
+// then the crossing it returns against the path's.
+void traceSearch(const std::vector<int>& A, const std::vector<int>& B, long long k, long long pathI) {
     const long long nA = static_cast<long long>(A.size()), nB = static_cast<long long>(B.size());
-    long long lo = k > nB ? k - nB : 0, hi = k < nA ? k : nA;
-    std::cout << "Thread " << k << " searches diagonal i + j = " << k << " for i in [" << lo << ", " << hi << "]:\n";
-    while (lo < hi) {
-        const long long mid = lo + (hi - lo) / 2;
-        const bool after = bGoesFirst(B[k - 1 - mid], A[mid]);
-        std::cout << "  i = " << mid << ": B[" << k - 1 - mid << "] = " << B[k - 1 - mid]
-                  << (after ? " <  " : " >= ") << "A[" << mid << "] = " << A[mid] << "  -> "
-                  << (after ? "A[i] is not among the first k: look lower" : "A[i] is among the first k: look higher");
-        (after ? hi : lo) = after ? mid : mid + 1;
+    std::vector<Probe> pA, pB;
+    for (std::size_t i = 0; i < A.size(); ++i) pA.push_back({A[i], static_cast<int>(i), 'A'});
+    for (std::size_t j = 0; j < B.size(); ++j) pB.push_back({B[j], static_cast<int>(j), 'B'});
+    std::vector<ProbeComparison> log;
+    probeLog = &log;
+    const int found = diagonalSearchOnHost(pA.data(), static_cast<int>(nA), pB.data(), static_cast<int>(nB),
+                                           static_cast<int>(k));
+    probeLog = nullptr;
+    std::cout << "Thread " << k << " on diagonal i + j = " << k << " (i from " << (k > nB ? k - nB : 0) << " to "
+              << (k < nA ? k : nA) << "): the linked diagonalSearch (" << part1Implementation() << ") compared\n";
+    if (log.empty()) std::cout << "  nothing\n";
+    for (const ProbeComparison& c : log) {
+        std::cout << "  " << c.left.array << "[" << c.left.index << "] = " << c.left.value << " " << c.op << " "
+                  << c.right.array << "[" << c.right.index << "] = " << c.right.value << ": "
+                  << (c.result ? "true" : "false");
         pauseStep();
         std::cout << "\n";
     }
-    std::cout << "  crossing at (i, j) = (" << lo << ", " << k - lo << ")\n";
-    const int linked = linkedSearch(A, B, k);
-    const bool inGrid = linked >= (k > nB ? k - nB : 0) && linked <= (k < nA ? k : nA);
-    std::cout << "  the linked diagonalSearch (" << part1Implementation() << ") returns i = " << linked
-              << (linked == lo ? ": the same crossing\n"
-                               : paint(inGrid ? ": a different crossing (the X), so this thread would write a wrong value"
-                                              : ": a point outside the grid, so this thread would read outside A or B",
-                                       Colour::Red) + "\n");
+    const bool inGrid = found >= (k > nB ? k - nB : 0) && found <= (k < nA ? k : nA);
+    std::cout << "  and returned i = " << found << ", the point (" << found << ", " << k - found << ")"
+              << (found == pathI ? paint(": where the path crosses", Colour::Green) + "\n"
+                                 : paint(inGrid ? ": not where the path crosses (the X), so this thread would write a "
+                                                  "wrong value"
+                                                : ": a point outside the grid, so this thread would read outside A or B",
+                                         Colour::Red) + "\n");
+    std::cout << "  (" << log.size() << " comparison" << (log.size() == 1 ? "" : "s") << "; a binary search needs at most "
+              << "about log2 of the diagonal's length)\n";
 }
 
 // Each thread's crossing by the linked search next to the path's.
@@ -91,7 +99,7 @@ int drawMergePath(const std::vector<int>& A, const std::vector<int>& B, long lon
               << " (off it: a wrong search).\n\n";
     drawMergeGrid(std::cout, A, B, {thread}, {{linked, thread - linked}});
     std::cout << "\n";
-    if (!M.empty()) traceSearch(A, B, thread);
+    if (!M.empty()) traceSearch(A, B, thread, points[static_cast<std::size_t>(thread)].i);
 
     std::cout << "\nEach thread k finds where the path crosses its diagonal i + j = k, then writes M[k]:\n";
     std::string line;

@@ -12,6 +12,7 @@
 // Element types: int keys, and lab::Tagged (key + tag) to check stability.
 #pragma once
 
+#include "../common/probe.hpp"
 #include "../common/tagged.hpp"
 
 namespace lab {
@@ -35,6 +36,9 @@ void checkSmallMerge(const void* dA, int nA, const void* dB, int nB, const void*
 int diagonalSearchOnHost(const int* A, int nA, const int* B, int nB, int k);
 int diagonalSearchOnHost(const Tagged* A, int nA, const Tagged* B, int nB, int k);
 long long diagonalSearchOnHost(const int* A, long long nA, const int* B, long long nB, long long k);
+// The same search on values that record each comparison (common/probe.hpp):
+// the Part 1 demo draws its probes.
+int diagonalSearchOnHost(const Probe* A, int nA, const Probe* B, int nB, int k);
 
 // Q1: dM[0, nA+nB) = stable merge of dA[0, nA) and dB[0, nB), in ONE block of
 // threads (mergeSmall_k), one thread per output element.

@@ -20,6 +20,9 @@ int diagonalSearchOnHost(const Tagged* A, int nA, const Tagged* B, int nB, int k
 long long diagonalSearchOnHost(const int* A, long long nA, const int* B, long long nB, long long k) {
     return diagonalSearch(A, nA, B, nB, k);
 }
+int diagonalSearchOnHost(const Probe* A, int nA, const Probe* B, int nB, int k) {
+    return diagonalSearch(A, nA, B, nB, k);
+}
 
 // One block merges one pair: block p takes pair p (Q2), so Q1 is the launch
 // with a single block. Thread k owns diagonal k and writes output M[k].

@@ -116,7 +116,8 @@ def main() -> int:
         print("plots: matplotlib is missing: apt-get install python3-matplotlib (or pip install matplotlib)",
               file=sys.stderr)
         return 1
-    folders = [Path(f) for f in args.folders] or sorted({p.parent for p in (LAB / "results").glob("*/*.csv")})
+    folders = [Path(f) for f in args.folders] or sorted({p.parent for pattern in ("*/*.csv", "mine/*/*.csv")
+                                                         for p in (LAB / "results").glob(pattern)})
     if not folders:
         print("plots: no CSVs under results/<gpu>/: run `make bench` on a machine with a GPU first", file=sys.stderr)
         return 1

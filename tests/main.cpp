@@ -138,7 +138,12 @@ bool gpuOrSkip() {
 void skip(const std::string& reason) {
     tally.currentSkipped = true;
     tally.skipReason = reason;
-    std::cout << "  (not run: " << reason << ")\n";
+    // Without a GPU every [gpu] test says the same; the reason was printed
+    // once at the start.
+    if (!detectGpu().available && reason == detectGpu().reason)
+        std::cout << "  not run (no GPU): " << tally.currentTest << "\n";
+    else
+        std::cout << "  not run: " << tally.currentTest << " (" << reason << ")\n";
 }
 
 void digest(std::uint64_t value) {

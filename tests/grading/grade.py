@@ -241,7 +241,7 @@ class TrustedRuns:
 
 def prepare_work(submission: Path, base: Path, work: Path) -> h.Submission:
     """A copy of the built base with the submission's student files in it."""
-    sub = h.collect_submission(submission, h.read_manifest(h.LAB))
+    sub = h.collect_submission(submission, h.read_manifest(h.LAB), h.read_documents(h.LAB))
     verify_base(base)
     # The trusted build and its sources stay out: a submission must not find
     # a program that writes passing reports for it.
@@ -344,7 +344,8 @@ def grade_one(submission: Path, out: Path, base: Path, opts: Options, student: s
         work = Path(tempfile.mkdtemp(prefix="lab-grade-", dir=opts.work_root))
         sub = prepare_work(submission, base, work)
     else:
-        sub = h.collect_submission(submission, h.read_manifest(h.LAB))
+        sub = h.collect_submission(submission, h.read_manifest(h.LAB), h.read_documents(h.LAB))
+    report = write_documents(out, sub.documents)
     g = Grading(work, logs, opts, test_env(opts, gpu_env), log, student)
     notes = [opts.sandbox.describe()] + list(sub.notes)
     if opts.sanitizer_note():
@@ -411,7 +412,7 @@ def grade_one(submission: Path, out: Path, base: Path, opts: Options, student: s
             sanitizers.pool.shutdown(wait=True, cancel_futures=True)
         if not keep:
             shutil.rmtree(work, ignore_errors=True)
-    return write_outputs(out, student, list(results.values()), notes, opts.seed)
+    return write_outputs(out, student, list(results.values()), notes, opts.seed, report=report)
 
 
 # ---------------------------------------------------------------- speed (TIMING=1)
@@ -580,22 +581,44 @@ class Sanitizers:
 
 
 def write_outputs(out: Path, student: str, results: list[h.QuestionResult], notes: list[str], seed,
-                  extra: str = "") -> dict:
-    """Every output file, each replaced whole (results.json last)."""
-    data = h.results_json(results, notes, seed, extra)
+                  extra: str = "", report: str = "") -> dict:
+    """Every output file, each replaced whole (results.json last). `report`:
+    what was taken of the written report (write_documents), "" for none."""
+    data = h.results_json(results, notes, seed, extra, report)
+    questions = [r.question for r in results]
     summary = {"student": student, "seed": seed, "score": data["score"],
                "questions": {r.question.qid: {"score": r.score, "max": r.question.points} for r in results},
-               "gradebook": h.gradebook_line(student, results, seed, notes + ([extra] if extra else []))}
+               "report": report,
+               "gradebook": h.gradebook_line(student, results, seed, notes + ([extra] if extra else []), report)}
     h.write_atomically(out / "summary.json", json.dumps(summary, indent=2))
     text = h.table(results)
+    if h.report_points(questions):
+        text += "\n" + h.report_note(questions, report)
     if notes or extra:
         text += "\n\nnotes:\n" + "\n".join("  " + n for n in notes + ([extra] if extra else []))
     text += f"\n\nLAB_SEED={seed} repeats these inputs (make grade SEED={seed}).\n"
     h.write_atomically(out / "report.txt", text)
-    questions = [r.question for r in results]
     h.write_atomically(out / "gradebook.csv", h.gradebook_header(questions) + "\n" + summary["gradebook"] + "\n")
     h.write_atomically(out / "results.json", json.dumps(data, indent=2))
     return summary
+
+
+def write_documents(out: Path, documents: dict[str, bytes]) -> str:
+    """The written report and its figures into out/report/ (by the harness,
+    never by a submission's process); returns what was taken, "" for none."""
+    folder = out / "report"
+    if folder.exists():
+        shutil.rmtree(folder)
+    if not documents:
+        return ""
+    for rel, content in documents.items():
+        target = folder / rel
+        if folder.resolve() not in target.resolve().parents:
+            continue  # collect_documents keeps paths inside; never write outside
+        target.parent.mkdir(parents=True, exist_ok=True)
+        h.write_atomically(target, content)
+    main, figures = next(iter(documents)), len(documents) - 1
+    return main + (f" and {figures} figure{'s' if figures > 1 else ''}" if figures else "")
 
 
 def refuse(out: Path, student: str, reason: str, seed) -> None:

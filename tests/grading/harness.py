@@ -71,6 +71,7 @@ class Question:
     title: str
     tests: list[TestCase] = field(default_factory=list)
     weights: dict[str, float] = field(default_factory=dict)
+    report_points: float = 0.0  # read by a person from the student's report, never by the harness
 
     @property
     def bonus(self) -> bool:
@@ -117,6 +118,9 @@ def read_points(lab: Path, part: str) -> dict[str, Question]:
             if cols[0] == "weight" and len(cols) == 3:
                 weights[cols[2]] = float(cols[1])
                 continue
+            if cols[0] == "report" and len(cols) == 3 and cols[1] in questions:
+                questions[cols[1]].report_points = float(cols[2])
+                continue
         except ValueError:
             pass
         raise GradingError(f"{path}:{number}: cannot read this row: {line!r}")
@@ -145,8 +149,24 @@ def all_questions(lab: Path) -> dict[str, Question]:
 
 
 def read_manifest(lab: Path) -> list[str]:
+    """The student files that are built and graded."""
     path = lab / "tests" / "grading" / "manifest.txt"
-    return [ln.strip() for ln in path.read_text().splitlines() if ln.strip() and not ln.startswith("#")]
+    return [ln.strip() for ln in path.read_text().splitlines() if ln.strip() and not ln.startswith(("#", "?"))]
+
+
+def read_documents(lab: Path) -> list[str]:
+    """The manifest's optional documents ("? report.md"): taken for the person
+    who grades them, never built or run."""
+    path = lab / "tests" / "grading" / "manifest.txt"
+    return [ln[1:].strip() for ln in path.read_text().splitlines() if ln.startswith("?")]
+
+
+def report_points(questions) -> float:
+    return sum(q.report_points for q in questions)
+
+
+MAX_DOCUMENT_BYTES = 25 * 1024 * 1024  # all documents together, the report's figures included
+FIGURE_SUFFIXES = (".png", ".jpg", ".jpeg", ".svg", ".gif", ".pdf")
 
 
 # ---------------------------------------------------------------- taking a submission's files
@@ -156,6 +176,7 @@ def read_manifest(lab: Path) -> list[str]:
 class Submission:
     files: dict[str, bytes]  # manifest path -> content
     notes: list[str]  # missing, ignored, unreadable: said in the report
+    documents: dict[str, bytes] = field(default_factory=dict)  # the report and its figures, by relative path
 
 
 def _match(member: str, wanted: str) -> bool:
@@ -182,7 +203,7 @@ def _clean(name: str) -> str | None:
     return name
 
 
-def collect_submission(path: Path, manifest: list[str]) -> Submission:
+def collect_submission(path: Path, manifest: list[str], documents_wanted: list[str] = ()) -> Submission:
     """The manifest's files from a folder or an archive (.zip, .tar.gz, .tgz, .tar).
     Only regular files are read; links, paths that leave the archive, and files over
     MAX_FILE_BYTES are refused. A missing file is noted; the skeleton stands in."""
@@ -210,11 +231,50 @@ def collect_submission(path: Path, manifest: list[str]) -> Submission:
         files[wanted] = read()
     for rel, content in files.items():
         notes += suspicious_lines(rel, content)
+    documents = collect_documents(readers, documents_wanted, used, notes)
     extra = sorted(m for m in readers if m not in used)
     if extra:
         shown = ", ".join(extra[:8]) + (f" and {len(extra) - 8} more" if len(extra) > 8 else "")
         notes.append(f"ignored (not in the manifest): {shown}")
-    return Submission(files, notes)
+    return Submission(files, notes, documents)
+
+
+def figure_links(markdown: str) -> list[str]:
+    """The local image files a Markdown report shows: ![..](path) and <img src="path">."""
+    links = re.findall(r"!\[[^\]]*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)", markdown)
+    links += re.findall(r"<img\b[^>]*\bsrc\s*=\s*[\"']([^\"']+)[\"']", markdown, flags=re.I)
+    return [ln for ln in links if "://" not in ln and ln.lower().endswith(FIGURE_SUFFIXES)]
+
+
+def collect_documents(readers: dict, wanted: list[str], used: set, notes: list[str]) -> dict[str, bytes]:
+    """The report (the first of `wanted` found, e.g. report.pdf or report.md)
+    and, for a report.md, the figures it links to inside the submission, within
+    MAX_DOCUMENT_BYTES in all. Paths are kept relative to the report's folder."""
+    for name in wanted:
+        chosen = _pick([m for m in readers if _match(m, name)], name, notes)
+        if chosen is None:
+            continue
+        folder = chosen[: -len(name)]  # "" or "top/"
+        picked = [chosen]
+        if name.endswith(".md") and readers[chosen][1] <= MAX_DOCUMENT_BYTES:
+            for link in figure_links(readers[chosen][0]().decode("utf-8", "replace")):
+                member = _clean(folder + link)
+                if member and member in readers and member not in picked:
+                    picked.append(member)
+        out: dict[str, bytes] = {}
+        total = 0
+        for member in picked:
+            read, size = readers[member]
+            if total + size > MAX_DOCUMENT_BYTES:
+                notes.append(f"report: {member} left out (the report and its figures may take "
+                             f"{MAX_DOCUMENT_BYTES // (1024 * 1024)} MiB in all)")
+                continue
+            total += size
+            out[member[len(folder):]] = read()
+            used.add(member)
+        return out
+    notes.append(f"no report found ({' or '.join(wanted)}): its points are the grader's to give or not")
+    return {}
 
 
 # Calls a kernel launcher has no business making: they end the process, read
@@ -685,13 +745,17 @@ def incomplete_json(reason: str) -> dict:
     return {"score": 0, "output": "INCOMPLETE: " + reason, "tests": [], "stdout_visibility": "visible"}
 
 
-def write_atomically(path: Path, text: str) -> None:
+def write_atomically(path: Path, content: str | bytes) -> None:
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text)
+    if isinstance(content, bytes):
+        tmp.write_bytes(content)
+    else:
+        tmp.write_text(content)
     os.replace(tmp, path)
 
 
-def results_json(results: list[QuestionResult], notes: list[str], seed: int | None, extra: str = "") -> dict:
+def results_json(results: list[QuestionResult], notes: list[str], seed: int | None, extra: str = "",
+                 report: str = "") -> dict:
     tests = []
     for r in results:
         q = r.question
@@ -709,6 +773,11 @@ def results_json(results: list[QuestionResult], notes: list[str], seed: int | No
             tests.append({"name": f"{q.qid} compute-sanitizer", "score": 0, "max_score": 0,
                           "output": f"{r.sanitizer}: {q.qid} loses {q.sanitizer_penalty:.0%} of its points",
                           "visibility": "visible"})
+    questions = [r.question for r in results]
+    if report_points(questions):
+        asked = ", ".join(q.qid for q in questions if q.report_points)
+        tests.append({"name": f"Report ({asked}): graded by a person, not here", "score": 0, "max_score": 0,
+                      "output": report_note(questions, report), "visibility": "visible"})
     total = round(sum(r.score for r in results), 4)
     output = "\n".join(notes + ([extra] if extra else []) + [f"LAB_SEED={seed} repeats these inputs."])
     return {"score": total, "output": output, "tests": tests, "stdout_visibility": "visible"}
@@ -729,14 +798,28 @@ def table(results: list[QuestionResult]) -> str:
 
 
 def gradebook_header(questions: list[Question]) -> str:
-    return ",".join(["student", "score", "max"] + [q.qid for q in questions] + ["seed", "notes"])
+    report = report_points(questions)
+    return ",".join(["student", "score", "max"] + [q.qid for q in questions] +
+                    [f"report (by a person; {report:g} points)", "seed", "notes"])
 
 
-def gradebook_line(student: str, results: list[QuestionResult], seed, notes: list[str]) -> str:
+def gradebook_line(student: str, results: list[QuestionResult], seed, notes: list[str], report: str = "") -> str:
+    """`report`: what the harness took of the written report ("report.md, 2
+    figures") or "" when none; its points are left for a person."""
     def quoted(s: str) -> str:
         return '"' + s.replace('"', '""') + '"'
 
     total = sum(r.score for r in results)
     maximum = sum(r.question.max_points for r in results)
     cells = [quoted(student), f"{total:g}", f"{maximum:g}"] + [f"{r.score:g}" for r in results]
-    return ",".join(cells + [str(seed if seed is not None else ""), quoted("; ".join(notes))])
+    to_grade = f"to be graded by a person: {report}" if report else "no report handed in"
+    return ",".join(cells + [quoted(to_grade), str(seed if seed is not None else ""), quoted("; ".join(notes))])
+
+
+def report_note(questions: list[Question], report: str) -> str:
+    """The line every output gives the written report."""
+    shares = ", ".join(f"{q.qid} {q.report_points:g}" for q in questions if q.report_points)
+    points = f"{report_points(questions):g} points ({shares})"
+    if not report:
+        return f"report: none handed in (report.pdf or report.md); its {points} are for a person to decide"
+    return f"report: {report}, copied to report/ -- its {points} are to be graded by a person"

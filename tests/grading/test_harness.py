@@ -24,6 +24,7 @@ sys.path.insert(0, str(HERE))
 import grade as G  # noqa: E402
 import harness as h  # noqa: E402
 import release as R  # noqa: E402
+import unchecked as U  # noqa: E402
 
 MANIFEST = h.read_manifest(h.LAB)
 
@@ -60,6 +61,12 @@ class Tables(unittest.TestCase):
             row = next(line for line in handout.splitlines() if line.startswith(f"| {q.qid} |"))
             cells = [c.strip() for c in re.split(r"(?<!\\)\|", row)[1:-1]]
             self.assertEqual(cells[3], f"{q.points:g}", f"{q.qid}: the handout's code points")
+            self.assertEqual(cells[4], f"{q.report_points:g}" if q.report_points else "", f"{q.qid}: report points")
+            self.assertEqual(cells[5], f"{q.points + q.report_points:g}", f"{q.qid}: the handout's points")
+        code = sum(q.points for q in questions.values() if not q.bonus)
+        report = h.report_points(questions.values())
+        self.assertIn(f"| | | total | {code:g} | {report:g} | {code + report:g} |", handout)
+        self.assertEqual(h.read_documents(h.LAB), ["report.pdf", "report.md"])
 
     def test_every_gpu_test_case_says_so_and_large_ones_are_hidden(self):
         for part, _ in h.PARTS:
@@ -113,6 +120,35 @@ class Submissions(unittest.TestCase):
         self.assertEqual(sorted(sub.files), sorted(MANIFEST))
         self.assertEqual(sub.files[MANIFEST[0]], b"// " + MANIFEST[0].encode())
         self.assertTrue(any("ignored" in n and "Makefile" in n for n in sub.notes))
+
+    def test_the_report_and_the_figures_it_shows_are_taken(self):
+        top = self.dir / "lab"
+        (top / "figs").mkdir(parents=True)
+        (top / "results").mkdir()
+        (top / "report.md").write_text("# Report\n![Q2](figs/q2.png)\n<img src='q7.svg'>\n![x](../secret.png)\n"
+                                       "![web](https://example.org/a.png)\n")
+        (top / "figs" / "q2.png").write_bytes(b"\x89PNG")
+        (top / "q7.svg").write_text("<svg/>")
+        (top / "results" / "q7.png").write_bytes(b"\x89PNG")  # not shown by the report: not taken
+        (self.dir / "secret.png").write_bytes(b"no")
+        sub = h.collect_submission(self.dir, MANIFEST, ["report.pdf", "report.md"])
+        self.assertEqual(sorted(sub.documents), ["figs/q2.png", "q7.svg", "report.md"])
+        self.assertFalse(any("ignored" in n and "report.md" in n for n in sub.notes))
+        out = self.dir / "out"
+        self.assertEqual(G.write_documents(out, sub.documents), "report.md and 2 figures")
+        self.assertEqual((out / "report" / "figs" / "q2.png").read_bytes(), b"\x89PNG")
+
+    def test_a_pdf_report_comes_first_and_none_is_noted(self):
+        sub = h.collect_submission(self.dir, MANIFEST, ["report.pdf", "report.md"])
+        self.assertEqual(sub.documents, {})
+        self.assertTrue(any(n.startswith("no report found") for n in sub.notes))
+        (self.dir / "report.md").write_text("md")
+        (self.dir / "report.pdf").write_bytes(b"%PDF")
+        sub = h.collect_submission(self.dir, MANIFEST, ["report.pdf", "report.md"])
+        self.assertEqual(list(sub.documents), ["report.pdf"])
+        self.assertEqual(G.write_documents(self.dir / "out", sub.documents), "report.pdf")
+        self.assertEqual(G.write_documents(self.dir / "out", {}), "")
+        self.assertFalse((self.dir / "out" / "report").exists())
 
     def test_suspicious_calls_are_listed_for_a_person(self):
         (self.dir / "part2_batch").mkdir()
@@ -184,6 +220,25 @@ class Submissions(unittest.TestCase):
         self.assertFalse((dest / out.name).exists())
         self.assertFalse((dest / "build").exists())
         self.assertTrue((dest / "tests" / "points_part1.tsv").exists())
+
+
+class Unchecked(unittest.TestCase):
+    def test_skipped_tests_and_the_large_tier_are_counted_in_points(self):
+        cases = h.read_test_cases(h.LAB, "part1")
+        ran = [c.name for c in cases if not c.large]
+        with tempfile.TemporaryDirectory() as tmp:
+            report = Path(tmp) / "test_part1.jsonl"
+            report.write_text("".join(json.dumps({"event": "end", "test": n, "status": "skipped", "reason": "no GPU"})
+                                      + "\n" for n in ran) + "not json\n")
+            skipped, seen = U.read_reports([report, Path(tmp) / "missing.jsonl"])
+        self.assertEqual(set(skipped), set(ran))
+        text = U.summary(skipped, seen)
+        q1, q2 = h.all_questions(h.LAB)["Q1"], h.all_questions(h.LAB)["Q2"]
+        large = sum(h.QuestionResult(q, {}).test_points()[c.name][1] for q in (q1, q2) for c in q.tests if c.large)
+        self.assertIn(f"did not run (no GPU)", text)
+        self.assertIn(f"They carry {round(q1.points + q2.points - large, 2):g} of these parts' 9 code points", text)
+        self.assertIn("the [large] tier", text)
+        self.assertEqual(U.summary({}, set()), "")
 
 
 class Isolation(unittest.TestCase):
@@ -490,7 +545,9 @@ class Scoring(unittest.TestCase):
         self.assertIn("LAB_SEED=42", data["output"])
         self.assertIn("3/6", h.table([r]))
         line = h.gradebook_line('a "b"', [r], 42, ['note "x"'])
-        self.assertEqual(line, '"a ""b""",3,6,3,42,"note ""x"""')
+        self.assertEqual(line, '"a ""b""",3,6,3,"no report handed in",42,"note ""x"""')
+        line = h.gradebook_line("c", [r], 1, [], report="report.md and 2 figures")
+        self.assertIn('"to be graded by a person: report.md and 2 figures"', line)
 
     def test_refusing_writes_score_zero_and_the_reason(self):
         with tempfile.TemporaryDirectory() as tmp:

@@ -1,0 +1,84 @@
+#!/usr/bin/env python3
+"""What `make test` could not check here: called after the graders with the
+reports they wrote (LAB_REPORT), it names the tests that did not run (no GPU)
+and says once how many code points they carry, by the points tables.
+
+    python3 tests/grading/unchecked.py build/reports/*.jsonl
+"""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import harness as h  # noqa: E402
+
+
+def read_reports(reports: list[Path]) -> tuple[dict[str, str], set[str]]:
+    """(test name -> why it did not run, every test name that ran) over the reports."""
+    skipped, seen = {}, set()
+    for path in reports:
+        try:
+            lines = path.read_text(errors="replace").splitlines()
+        except OSError:
+            continue
+        for line in lines:
+            try:
+                event = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            if event.get("event") == "end":
+                seen.add(event.get("test", ""))
+                if event.get("status") == "skipped":
+                    skipped[event.get("test", "")] = event.get("reason", "")
+    return skipped, seen
+
+
+def _points(names: set[str], questions) -> tuple[float, float, list[str]]:
+    """(code points, bonus points, "Q1 4/6" per question) the named tests carry."""
+    code = bonus = 0.0
+    per = []
+    for q in questions:
+        shares = h.QuestionResult(q, {}).test_points()
+        missed = [n for n in q.weights if n in names]
+        points = sum(shares[n][1] for n in missed)
+        code, bonus = (code, bonus + points) if q.bonus else (code + points, bonus)
+        if missed:
+            per.append(f"{q.qid} {len(missed)}/{len(q.tests)}")
+    return round(code, 2), round(bonus, 2), per
+
+
+def summary(skipped: dict[str, str], seen: set[str], lab: Path = h.LAB) -> str:
+    """The tests that did not run and the points they carry, plus the [large]
+    tier of the parts that ran (hidden: make test never runs it)."""
+    questions = [q for q in h.all_questions(lab).values() if any(c.name in seen for c in q.tests)]
+    code_max = sum(q.points for q in questions if not q.bonus)
+    bonus_max = sum(q.points for q in questions if q.bonus)
+    lines = []
+    if skipped:
+        code, bonus, per = _points(set(skipped), questions)
+        why = "; ".join(sorted(set(skipped.values())))[:200]
+        lines += [f"NOT CHECKED HERE: {len(skipped)} test(s) did not run ({why}).",
+                  f"  They carry {code:g} of these parts' {code_max:g} code points"
+                  + (f" and {bonus:g} of their {bonus_max:g} bonus points" if bonus_max else "")
+                  + f" (per question: {', '.join(per) or 'none with points'}).",
+                  "  A test that did not run is never counted as passed: a GPU run (or the grading) checks them."]
+    large = {c.name for q in questions for c in q.tests if c.large and c.name not in seen}
+    if large:
+        code, bonus, per = _points(large, questions)
+        lines += [f"Not run by make test: the [large] tier, {len(large)} hidden test(s) past 2^31 elements "
+                  f"({code:g} code points: {', '.join(per)}), which grading runs. On a GPU with about 17 GB free: "
+                  "LAB_LARGE=1 build/student/test_<part> '[large]'."]
+    return "\n".join(lines)
+
+
+def main(argv: list[str]) -> int:
+    text = summary(*read_reports([Path(a) for a in argv]))
+    if text:
+        print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
