@@ -107,6 +107,11 @@ BUG_GALLERY := $(wildcard extras_oddeven_bitonic/reference_bugs.cu)
 extras_LINK := $(call impl,part3) $(call objs,part3,OBJS) $(OBJ)/part3_merge_sort/bench_peers.o \
                $(if $(BUG_GALLERY),$(OBJ)/extras_oddeven_bitonic/reference_bugs.o)
 $(OBJ)/extras_oddeven_bitonic/gallery.o: HOSTFLAGS += $(if $(BUG_GALLERY),,-DLAB_NO_BUG_GALLERY)
+# ... and draws the bitonic network where its instructor file is present (in
+# the student copy it would spell out X3).
+NETWORK := $(wildcard extras_oddeven_bitonic/reference_network.cpp)
+extras_LINK += $(if $(NETWORK),$(OBJ)/extras_oddeven_bitonic/reference_network.o)
+$(OBJ)/extras_oddeven_bitonic/drawing.o: HOSTFLAGS += $(if $(NETWORK),-DLAB_BITONIC_NETWORK)
 
 # The Part 2 demo also times the tuned batch kernels where their instructor
 # file is present (the study's "tuned" rows); test_tuned tests them.

@@ -5,6 +5,7 @@
 #include "../common/device_buffer.hpp"
 #include "../common/term.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 #include <string>
@@ -129,24 +130,22 @@ long long drawOddEvenNetwork(const std::vector<int>& values, bool gpu) {
 
 long long drawBitonicNetwork(const std::vector<int>& values, bool gpu) {
     const int n = static_cast<int>(values.size());
-    int padded = 1;
-    while (padded < n) padded *= 2;
-    std::cout << paint("Bitonic sort (X3)", Colour::Bold) << ", n = " << n << ": stages of size 2, 4, ..., "
-              << padded << "; a stage's first step compares wire i\nwith its mirror i ^ (size - 1), the next ones "
-              << "with i + half. Comparators past wire " << n - 1 << " are skipped (+infinity there).\n\n";
     std::vector<int> v = values;
+#ifdef LAB_BITONIC_NETWORK
+    std::cout << paint("Bitonic sort (X3)", Colour::Bold) << ", n = " << n << ": stages of size 2, 4, ..., the next "
+              << "power of two; a stage's first step compares wire i\nwith its mirror, the next ones with i + half. "
+              << "Comparators past wire " << n - 1 << " are skipped (+infinity there).\n\n";
     header(v);
-    for (int size = 2; size <= padded; size *= 2)
-        for (int half = size / 2; half > 0; half /= 2) {
-            Comparators cs;
-            for (int lo = 0; lo < padded; ++lo) {
-                if (lo & half) continue;
-                const int hi = half == size / 2 ? lo ^ (size - 1) : lo + half;
-                if (hi < n) cs.push_back({lo, hi});
-            }
-            drawStep("size " + std::to_string(size) + (half == size / 2 ? " mirror" : " half " + std::to_string(half)),
-                     cs, v);
-        }
+    for (const NetworkStep& step : bitonicNetwork(n)) drawStep(step.name, step.comparators, v);
+#else
+    // The student copy has no network to draw (it would be X3's answer): the
+    // linked kernel's result is compared with the sorted values instead.
+    std::cout << paint("Bitonic sort (X3)", Colour::Bold) << ", n = " << n << ": your bitonicSortBlock against the "
+              << "sorted values (the network's drawing is in the instructors' copy).\n\n";
+    header(v);
+    std::sort(v.begin(), v.end());
+    std::cout << label("sorted") << valuesRow(v, std::vector<bool>(v.size(), false)) << "\n";
+#endif
     const long long wrong = gpu ? compareLinked(values, v, "X3", [](int* d, int m) { bitonicSortBlock(d, m); }) : 0;
     std::cout << "\n";
     return wrong;

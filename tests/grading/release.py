@@ -26,8 +26,11 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import harness as h  # noqa: E402
 
-INSTRUCTOR_FILES = {"tests/grading/faults.py", "tests/grading/selftest.py"}
+INSTRUCTOR_FILES = {"tests/grading/faults.py", "tests/grading/selftest.py", "TUNING.md"}
 INSTRUCTOR_DIRS = (".ci/",)
+# The measured results of the studies (results/<gpu>/: CSVs and figures) answer
+# them; the scripts that make a student's own (results/*.py) stay.
+RESULTS_FOLDERS = re.compile(r"^results/[^/]+/")
 INSTRUCTOR_TEXT = re.compile(r"<!-- instructor-only -->.*?<!-- /instructor-only -->\n?", re.S)
 
 
@@ -47,7 +50,8 @@ def lab_files(lab: Path) -> list[str]:
 
 def student_file(rel: str) -> bool:
     name = rel.rsplit("/", 1)[-1]
-    return not (name.startswith("reference") or rel in INSTRUCTOR_FILES or rel.startswith(INSTRUCTOR_DIRS))
+    return not (name.startswith("reference") or rel in INSTRUCTOR_FILES or rel.startswith(INSTRUCTOR_DIRS)
+                or RESULTS_FOLDERS.match(rel))
 
 
 def write_release(lab: Path, dist: Path) -> Path:
@@ -69,9 +73,45 @@ def write_release(lab: Path, dist: Path) -> Path:
     return target
 
 
+# What the student copy must not hold, looked for in its code (comments left
+# out) and text: a diagonal search (a midpoint and a probe of B on the
+# diagonal), the bitonic network's partners computed, and the studies' answers.
+MIDPOINT = re.compile(r"\w+\s*\+\s*\(\s*\w+\s*-\s*\w+\s*\)\s*(/\s*2|>>\s*1)|\(\s*\w+\s*\+\s*\w+\s*\)\s*(/\s*2|>>\s*1)")
+DIAGONAL_PROBE = re.compile(r"\[\s*\w+\s*-\s*1\s*-\s*\w+\s*\]")
+NETWORK = re.compile(r"\^\s*\(\s*\w+\s*-\s*1\s*\)|\w+\s*\+\s*half\b")
+ANSWER_FILES = ("TUNING.md",)
+
+
+def code_lines(text: str) -> str:
+    """C++ source without its // and /* */ comments and its string literals."""
+    text = re.sub(r'"(?:\\.|[^"\\\n])*"', '""', text)
+    text = re.sub(r"/\*.*?\*/", "", text, flags=re.S)
+    return "\n".join(line.split("//", 1)[0] for line in text.splitlines())
+
+
+def leaks(target: Path) -> list[str]:
+    """Answers the student copy would give away."""
+    found = []
+    for path in sorted(target.rglob("*")):
+        rel = path.relative_to(target).as_posix()
+        if not path.is_file() or rel.startswith(("build/", "dist/")):
+            continue
+        if RESULTS_FOLDERS.match(rel) or rel in ANSWER_FILES:
+            found.append(f"{rel}: measured results or tuning notes, which answer the studies")
+            continue
+        if path.suffix in (".cu", ".cuh", ".cpp", ".hpp"):
+            code = code_lines(path.read_text(errors="replace"))
+            if MIDPOINT.search(code) and DIAGONAL_PROBE.search(code):
+                found.append(f"{rel}: a diagonal search (a midpoint and a probe B[k - 1 - i]), Q1's answer")
+            if NETWORK.search(code):
+                found.append(f"{rel}: the bitonic network's partners (i ^ (size - 1), i + half), X3's answer")
+    return found
+
+
 def check_release(target: Path, arch: str) -> list[str]:
     """What is wrong with the release; empty when it is right."""
     problems = [f"instructor file in the release: {p.relative_to(target)}" for p in target.rglob("reference*")]
+    problems += leaks(target)
     problems += [f"instructor-only text left in {p.name}" for p in target.rglob("*.md")
                  if "instructor-only" in p.read_text()]
     build = subprocess.run(["make", "-j4", f"ARCH={arch}", "tests", *(p for p, _ in h.PARTS)], cwd=target,

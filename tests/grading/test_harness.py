@@ -696,6 +696,32 @@ class Release(unittest.TestCase):
         text = "keep\n<!-- instructor-only -->\nsecret\n<!-- /instructor-only -->\nkeep too\n"
         self.assertEqual(R.INSTRUCTOR_TEXT.sub("", text), "keep\nkeep too\n")
 
+    def test_the_student_copy_gives_no_answer_away(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            target = R.write_release(h.LAB, Path(tmp))
+            self.assertEqual(R.leaks(target), [])
+            self.assertFalse((target / "TUNING.md").exists())
+            self.assertFalse(any((target / "results").glob("*/*")))
+            self.assertTrue((target / "results" / "bench.py").exists())
+
+    def test_planted_answers_are_found(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            lab = Path(tmp)
+            (lab / "results" / "gpu").mkdir(parents=True)
+            (lab / "results" / "gpu" / "q7.png").write_bytes(b"png")
+            (lab / "a.cpp").write_text("int s(const int* B, int k, int lo, int hi) {\n"
+                                       "  while (lo < hi) { int mid = lo + (hi - lo) / 2; if (B[k - 1 - mid] < 3) hi = mid; }\n"
+                                       "  return lo; }\n")
+            (lab / "b.cu").write_text("int p(int i, int size) { return i ^ (size - 1); }\n")
+            (lab / "c.cpp").write_text('// lo + (hi - lo) / 2 and B[k - 1 - i] in a comment\n'
+                                       'const char* t = "i ^ (size - 1)";\n')
+            found = R.leaks(lab)
+            self.assertEqual(len(found), 3, found)
+            self.assertTrue(any(f.startswith("a.cpp: a diagonal search") for f in found))
+            self.assertTrue(any(f.startswith("b.cu: the bitonic network") for f in found))
+        self.assertFalse(R.student_file("TUNING.md"))
+        self.assertFalse(R.student_file("results/nvidia-h200/q7.png"))
+
 
 if __name__ == "__main__":
     result = unittest.main(exit=False, verbosity=1).result
