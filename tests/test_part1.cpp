@@ -211,7 +211,7 @@ TEST_CASE("mergeSmallMany is stable in every pair", "[part1][Q2][gpu]") {
     }
 }
 
-TEST_CASE("mergeSmallMany runs more blocks than one grid row of 65535", "[part1][Q2][gpu]") {
+TEST_CASE("mergeSmallMany merges 70001 pairs (more blocks than a grid's y dimension allows)", "[part1][Q2][gpu]") {
     LAB_NEEDS_GPU();
     const long long count = 70001;
     const std::uint64_t s = caseSeed(test::seed(), 70001);
