@@ -83,17 +83,15 @@ $(BUILD)/$(IMPL)/%.o: %.cu $(BUILD_FLAGS)
 # ---------------------------------------------------------------- parts
 # Each part, once: its folder, the shared objects every build of it links
 # (argument checks, shapes), and the demo's own objects besides main.o.
-PARTS := part1 part2 part3 extras
-part1_DIR  := part1_merge_path
+# The parts and their folders: tests/parts.tsv, the lab's one list.
+PARTS := $(shell awk '!/^\#/ && NF { print $$1 }' tests/parts.tsv)
+$(foreach p,$(PARTS),$(eval $(p)_DIR := $(shell awk '$$1 == "$(p)" { print $$2 }' tests/parts.tsv)))
 part1_OBJS := small_merge_checks.o
 part1_DEMO := drawing.o
-part2_DIR  := part2_batch
 part2_OBJS := batch_shape.o
 part2_DEMO := drawing.o bench_peers.o
-part3_DIR  := part3_merge_sort
 part3_OBJS := shapes.o
 part3_DEMO := drawing.o gpu_runs.o bench_peers.o
-extras_DIR  := extras_oddeven_bitonic
 extras_OBJS := checks.o
 extras_DEMO := drawing.o gallery.o
 

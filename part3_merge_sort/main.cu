@@ -148,12 +148,8 @@ int run(int argc, char** argv) {
     printBanner("Part 3: merge sort of any size (Q5-Q7)", part3Implementation());
     bool ok = cli.has("no-draw") || cli.has("huge") || drawPartition(A, B, tile, detectGpu().available) == 0;
     if (!gpuReadyOrSayWhy()) return 1;
-    // Keep freed temporary memory in the pool between launches, so timings
-    // do not include the driver handing memory back and forth.
-    cudaMemPool_t pool;
-    CUDA_CHECK(cudaDeviceGetDefaultMemPool(&pool, 0));
-    std::uint64_t keep = UINT64_MAX;
-    CUDA_CHECK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep));
+    // (The launchers' temporary memory stays in the device's pool between
+    // calls: keepPoolMemory in launch_support.cuh, set by the first launch.)
 
     if (cli.has("huge")) return hugeSort(huge, seed) ? 0 : 1;
     ok &= checkedRun(n, seed);

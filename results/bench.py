@@ -21,13 +21,17 @@ from pathlib import Path
 
 LAB = Path(__file__).resolve().parent.parent
 
-# (demo, what it measures)
-STUDIES = [
-    ("part1", "Q2: many merges against |A| + |B|"),
-    ("part2", "Q3, Q4: batch merge and batch sort against d"),
-    ("part3", "Q5, Q6 against CCCL; Q7 launch shapes against n"),
-    ("extras", "X1-X4 against merge sort and CUB"),
-]
+# What each part's demo measures; the parts themselves, in order, come from
+# tests/parts.tsv (the lab's one list).
+MEASURES = {
+    "part1": "Q2: many merges against |A| + |B|",
+    "part2": "Q3, Q4: batch merge and batch sort against d",
+    "part3": "Q5, Q6 against CCCL; Q7 launch shapes against n",
+    "extras": "X1-X4 against merge sort and CUB",
+}
+STUDIES = [(name, MEASURES.get(name, "its timing tables"))
+           for name in (ln.split("\t")[0].strip() for ln in (LAB / "tests" / "parts.tsv").read_text().splitlines()
+                        if ln.strip() and not ln.startswith("#"))]
 
 
 def gpu_folder(csv_path: Path) -> str:

@@ -8,8 +8,12 @@ Instructor-only: `make release` leaves this folder's faults out of the student c
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import harness as h  # noqa: E402
 
 P1 = "part1_merge_path/student.cu"
 P2 = "part2_batch/student.cu"
@@ -292,8 +296,7 @@ def _include_instructor(lab: Path, part_dir: str, file: str) -> str:
     """A student file that is nothing but an include of the instructor's, by
     the lab's absolute path, by relative paths from a grading copy inside the
     lab, or the trusted implementation from the copy itself."""
-    oracle = {"part1_merge_path": "oracle_part1", "part2_batch": "oracle_part2", "part3_merge_sort": "oracle_part3",
-              "extras_oddeven_bitonic": "oracle_extras"}[part_dir]
+    oracle = {folder: f"oracle_{name}" for name, folder in h.PARTS}[part_dir]
     lines = []
     for n, path in enumerate([f"{lab}/{part_dir}/{file}", f"../../../{part_dir}/{file}",
                               f"../../../../{part_dir}/{file}", f"../tests/oracle/{oracle}.cpp"]):
@@ -343,7 +346,7 @@ def reference_submission(lab: Path) -> dict[str, str]:
     """The reference as a student would hand it in: the manifest's files, with
     the reference's includes and implementation name turned into the student's."""
     files = {}
-    for part_dir in ("part1_merge_path", "part2_batch", "part3_merge_sort", "extras_oddeven_bitonic"):
+    for _, part_dir in h.PARTS:
         text = (lab / part_dir / "reference.cu").read_text()
         text = text.replace("reference_search.cuh", "student_search.cuh")
         text = text.replace('Implementation() { return "reference"; }', 'Implementation() { return "student"; }')

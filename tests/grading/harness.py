@@ -31,15 +31,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 LAB = Path(__file__).resolve().parents[2]
-PARTS = [("part1", "part1_merge_path"), ("part2", "part2_batch"), ("part3", "part3_merge_sort"),
-         ("extras", "extras_oddeven_bitonic")]
+
+def read_parts(lab: Path) -> list[tuple[str, str]]:
+    """(name, folder) of every part, in order: tests/parts.tsv, the lab's one list."""
+    rows = [ln.split("\t") for ln in (lab / "tests" / "parts.tsv").read_text().splitlines()
+            if ln.strip() and not ln.startswith("#")]
+    return [(r[0].strip(), r[1].strip()) for r in rows]
+
+
+PARTS = read_parts(LAB)
 MAX_FILE_BYTES = 2 << 20  # a student file larger than this is refused
 LOG_TAIL_BYTES = 4000  # how much of a failing test's output the report quotes
 LOG_CAP_BYTES = 1 << 20  # what one log keeps of a process's output; the rest is counted, not kept
 
 # What the pristine copy of the lab leaves out: instructor files, builds, outputs.
-SKIP_NAMES = {".git", "build", "dist", "grades", "grade-results", "grade-selftest", "__pycache__", "part1", "part2",
-              "part3", "extras"}
+SKIP_NAMES = {".git", "build", "dist", "grades", "grade-results", "grade-selftest", "__pycache__",
+              *(name for name, _ in PARTS)}  # the demo binaries
 
 
 class GradingError(Exception):

@@ -68,6 +68,32 @@ class Tables(unittest.TestCase):
         self.assertIn(f"| | | total | {code:g} | {report:g} | {code + report:g} |", handout)
         self.assertEqual(h.read_documents(h.LAB), ["report.pdf", "report.md"])
 
+    def test_every_other_mention_of_points_in_the_handout_matches_the_tables(self):
+        questions = h.all_questions(h.LAB)
+        handout = (h.LAB / "handout.md").read_text()
+
+        def amount(code: float, report: float) -> str:
+            total = f"{code:g} + {report:g}" if report else f"{code:g}"
+            return f"({total} point{'' if code + report == 1 and not report else 's'})"
+
+        for q in questions.values():  # "### Q2 — Many merges, one block each (3 + 1 points)"
+            heading = next((ln for ln in handout.splitlines() if ln.startswith(f"### {q.qid} ")), None)
+            self.assertIsNotNone(heading, q.qid)
+            self.assertTrue(heading.endswith(amount(q.points, q.report_points)), heading)
+            if q.report_points:  # the report template's "## Q2 ... (1 point)"
+                line = next(ln for ln in handout.splitlines() if ln.startswith(f"## {q.qid} "))
+                self.assertTrue(line.endswith(f"({q.report_points:g} point{'s' if q.report_points > 1 else ''})"), line)
+        headings = {"part1": "## Part 1 ", "part2": "## Part 2 ", "part3": "## Part 3 ", "extras": "## Extras "}
+        for part, start in headings.items():
+            qs = [q for q in questions.values() if q.part == part]
+            total = sum(q.points + q.report_points for q in qs)
+            line = next(ln for ln in handout.splitlines() if ln.startswith(start))
+            self.assertTrue(line.endswith(f"{total:g} points)"), line)
+        bonus = sum(q.points for q in questions.values() if q.bonus)
+        self.assertIn(f"up to {bonus:g} points on top of the", handout)
+        report = h.report_points(questions.values())
+        self.assertIn(f"report points of Q2, Q3 and Q7 ({report:g} in all)", handout)
+
     def test_every_gpu_test_case_says_so_and_large_ones_are_hidden(self):
         for part, _ in h.PARTS:
             source = (h.LAB / "tests" / f"test_{part}.cpp").read_text()
