@@ -57,6 +57,19 @@ private:
     T* p_ = nullptr;
 };
 
+// A block may declare at most 48 KB of __shared__ arrays. A sort tile of
+// 512 x 17 ints is 34 KB, but of 8-byte Tagged values 68 KB, which does not
+// compile. The given mergeLarge and mergeSort therefore launch with
+// fittingThreads<THREADS, ITEMS, T>() threads: THREADS, halved until a tile
+// of T (plus one value) fits (Tagged at 512 x 17: 256 x 17, 34 KB again).
+// Every study shape (int) fits as it is; ITEMS never changes.
+template <int THREADS, int ITEMS, class T>
+constexpr int fittingThreads() {
+    int threads = THREADS;
+    while (threads > 32 && (threads * ITEMS + 1) * sizeof(T) > 48 * 1024) threads /= 2;
+    return threads;
+}
+
 // Programmatic dependent launch (compute capability 9.0 on; elsewhere these
 // do nothing). A kernel launched with launchAfterPrevious() may start while
 // the kernel before it in the stream is still finishing: it must call

@@ -41,17 +41,6 @@ constexpr int kThreads = 256;
 constexpr int kItems = 17;
 constexpr int kSortThreads = 512;
 constexpr int kSortItems = 17;
-
-// A block may declare at most 48 KB of __shared__ arrays. The sort's tile of
-// 8704 ints is 34 KB, but 8704 Tagged values (8 bytes each) would be 68 KB:
-// for wider values the launchers halve the threads until the tile fits
-// (Tagged: 256 x 17, 34 KB again). The study shapes (int) all fit as they are.
-template <int THREADS, int ITEMS, class T>
-constexpr int fittingThreads() {
-    int threads = THREADS;
-    while (threads > 32 && (threads * ITEMS + 1) * sizeof(T) > 48 * 1024) threads /= 2;
-    return threads;
-}
 // [Q7 ends] ---------------------------------------------------------------------
 
 // ---------------------------------------------------------------- jobs
@@ -420,12 +409,11 @@ template <int THREADS, int ITEMS, class T>
 void mergeLargeImpl(const T* dA, long long nA, const T* dB, long long nB, T* dM) {
     checkMergeLarge(dA, nA, dB, nB, dM);
     // [Q5 begins] ---------------------------------------------------------------
-    constexpr int FIT = fittingThreads<THREADS, ITEMS, T>();  // THREADS, unless T is wide (Q7)
     const long long n = nA + nB;
     if (n == 0) return;
-    const long long numTiles = ceilDiv(n, FIT * ITEMS);
+    const long long numTiles = ceilDiv(n, THREADS * ITEMS);
     Scratch<long long> splits(numTiles);
-    runMerge<FIT, ITEMS, T>(TwoArrays<T>{{dA, nA, dB, nB, dM, 0}}, numTiles, splits.get());
+    runMerge<THREADS, ITEMS, T>(TwoArrays<T>{{dA, nA, dB, nB, dM, 0}}, numTiles, splits.get());
     // [Q5 ends] -----------------------------------------------------------------
 }
 
@@ -433,13 +421,12 @@ template <int THREADS, int ITEMS, class T>
 void mergeSortImpl(T* dData, long long n) {
     checkMergeSort(dData, n);
     // [Q6 begins] ---------------------------------------------------------------
-    constexpr int FIT = fittingThreads<THREADS, ITEMS, T>();  // THREADS, unless T is wide (Q7)
-    constexpr int TILE = FIT * ITEMS;
+    constexpr int TILE = THREADS * ITEMS;
     if (n <= 1) return;
     const long long numTiles = ceilDiv(n, TILE);
     LAB_REQUIRE(numTiles <= INT_MAX, "too many tiles (" << numTiles << ") for one grid");
     if (numTiles == 1) {  // one block sorts it all, in place
-        sortTiles_k<FIT, ITEMS><<<1, FIT>>>(dData, dData, n);
+        sortTiles_k<THREADS, ITEMS><<<1, THREADS>>>(dData, dData, n);
         CUDA_CHECK_LAUNCH("sortTiles_k");
         return;
     }
@@ -455,11 +442,11 @@ void mergeSortImpl(T* dData, long long n) {
     T* dst = passes % 2 ? dData : temp.get();
 
     // Phase 1: sorted runs of one tile each.
-    sortTiles_k<FIT, ITEMS><<<static_cast<unsigned>(numTiles), FIT>>>(dData, src, n);
+    sortTiles_k<THREADS, ITEMS><<<static_cast<unsigned>(numTiles), THREADS>>>(dData, src, n);
     CUDA_CHECK_LAUNCH("sortTiles_k");
     // Phase 2: passes of the large merge, runs of TILE, 2*TILE, ... until one run.
     for (long long width = TILE; width < n; width *= 2) {
-        runMerge<FIT, ITEMS, T>(SortPass<T>{src, dst, n, width}, numTiles, splits.get());
+        runMerge<THREADS, ITEMS, T>(SortPass<T>{src, dst, n, width}, numTiles, splits.get());
         std::swap(src, dst);
     }
     // [Q6 ends] -----------------------------------------------------------------
@@ -488,14 +475,16 @@ struct MergeSortInt {
 
 }  // namespace
 
+// The default shapes, with fewer threads where a tile of T would not fit in
+// shared memory (fittingThreads, launch_support.cuh).
 template <class T>
 void mergeLarge(const T* dA, long long nA, const T* dB, long long nB, T* dM) {
-    mergeLargeImpl<kThreads, kItems>(dA, nA, dB, nB, dM);
+    mergeLargeImpl<fittingThreads<kThreads, kItems, T>(), kItems>(dA, nA, dB, nB, dM);
 }
 
 template <class T>
 void mergeSort(T* dData, long long n) {
-    mergeSortImpl<kSortThreads, kSortItems>(dData, n);
+    mergeSortImpl<fittingThreads<kSortThreads, kSortItems, T>(), kSortItems>(dData, n);
 }
 
 void mergeLargeShaped(const int* dA, long long nA, const int* dB, long long nB, int* dM, LaunchShape shape) {

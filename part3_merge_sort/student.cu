@@ -225,14 +225,16 @@ struct MergeSortInt {
 
 }  // namespace
 
+// The default shapes, with fewer threads where a tile of T would not fit in
+// shared memory (fittingThreads, launch_support.cuh).
 template <class T>
 void mergeLarge(const T* dA, long long nA, const T* dB, long long nB, T* dM) {
-    mergeLargeImpl<kThreads, kItems>(dA, nA, dB, nB, dM);
+    mergeLargeImpl<fittingThreads<kThreads, kItems, T>(), kItems>(dA, nA, dB, nB, dM);
 }
 
 template <class T>
 void mergeSort(T* dData, long long n) {
-    mergeSortImpl<kSortThreads, kSortItems>(dData, n);
+    mergeSortImpl<fittingThreads<kSortThreads, kSortItems, T>(), kSortItems>(dData, n);
 }
 
 void mergeLargeShaped(const int* dA, long long nA, const int* dB, long long nB, int* dM, LaunchShape shape) {
