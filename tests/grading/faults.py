@@ -61,7 +61,7 @@ FAULTS = [
            (P1, '#include "../common/cuda_check.hpp"', '#include "../common/cuda_check.hpp"\n\n#include <cstdio>\n#include <cstdlib>')],
           {"Q1": "full", "Q2": "zero"}),
     Fault("host-copy", "mergeLarge copies to the host and calls std::merge",
-          [(P3, "    mergeLargeImpl<kThreads, kItems>(dA, nA, dB, nB, dM);\n}",
+          [(P3, "    mergeLargeImpl<fittingThreads<kThreads, kItems, T>(), kItems>(dA, nA, dB, nB, dM);\n}",
             "    std::vector<T> a(nA), b(nB), m(nA + nB);\n"
             "    CUDA_CHECK(cudaMemcpy(a.data(), dA, nA * sizeof(T), cudaMemcpyDeviceToHost));\n"
             "    CUDA_CHECK(cudaMemcpy(b.data(), dB, nB * sizeof(T), cudaMemcpyDeviceToHost));\n"
@@ -70,7 +70,7 @@ FAULTS = [
            (P3, "#include <utility>", "#include <utility>\n#include <algorithm>\n#include <vector>")],
           {"Q5": "zero", "Q6": "full", "Q7": "full"}),
     Fault("thrust-call", "mergeSort calls thrust::stable_sort",
-          [(P3, "    mergeSortImpl<kSortThreads, kSortItems>(dData, n);\n}",
+          [(P3, "    mergeSortImpl<fittingThreads<kSortThreads, kSortItems, T>(), kSortItems>(dData, n);\n}",
             "    thrust::stable_sort(thrust::device, dData, dData + n);\n}"),
            (P3, "#include <utility>", "#include <utility>\n#include <thrust/execution_policy.h>\n#include <thrust/sort.h>")],
           {"Q5": "full", "Q6": "zero", "Q7": "full"}),
