@@ -5,6 +5,7 @@
 // which pairs) -> kernels (a block's steps in shared memory, or one step in
 // global memory) -> host launchers (which steps, in which order).
 #include "extras.cuh"
+#include "network_helpers.cuh"
 
 #include "../common/cuda_check.hpp"
 
@@ -16,23 +17,7 @@ const char* extrasImplementation() { return "reference"; }
 
 // ---------------------------------------------------------------- given
 
-// One comparator of a sorting network: the smaller value ends at a, the
-// larger at b; equal values stay where they are.
-template <class T>
-__host__ __device__ void compareExchange(T& a, T& b) {
-    if (b < a) {
-        const T t = a;
-        a = b;
-        b = t;
-    }
-}
-
-// The smallest power of two >= n (1 for n <= 1).
-inline long long nextPow2(long long n) {
-    long long p = 1;
-    while (p < n) p *= 2;
-    return p;
-}
+// compareExchange and nextPow2: network_helpers.cuh.
 
 // ---------------------------------------------------------------- X1, X2: odd-even transposition
 

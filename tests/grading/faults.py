@@ -61,24 +61,27 @@ FAULTS = [
            (P1, '#include "../common/cuda_check.hpp"', '#include "../common/cuda_check.hpp"\n\n#include <cstdio>\n#include <cstdlib>')],
           {"Q1": "full", "Q2": "zero"}),
     Fault("host-copy", "mergeLarge copies to the host and calls std::merge",
-          [(P3, "    mergeLargeImpl<fittingThreads<kThreads, kItems, T>(), kItems>(dA, nA, dB, nB, dM);\n}",
+          [(P3, "    checkMergeLarge(dA, nA, dB, nB, dM);\n",
+            "    checkMergeLarge(dA, nA, dB, nB, dM);\n"
             "    std::vector<T> a(nA), b(nB), m(nA + nB);\n"
             "    CUDA_CHECK(cudaMemcpy(a.data(), dA, nA * sizeof(T), cudaMemcpyDeviceToHost));\n"
             "    CUDA_CHECK(cudaMemcpy(b.data(), dB, nB * sizeof(T), cudaMemcpyDeviceToHost));\n"
             "    std::merge(a.begin(), a.end(), b.begin(), b.end(), m.begin());\n"
-            "    CUDA_CHECK(cudaMemcpy(dM, m.data(), m.size() * sizeof(T), cudaMemcpyHostToDevice));\n}"),
+            "    CUDA_CHECK(cudaMemcpy(dM, m.data(), m.size() * sizeof(T), cudaMemcpyHostToDevice));\n"
+            "    if (nA + nB >= 0) return;\n"),
            (P3, "#include <utility>", "#include <utility>\n#include <algorithm>\n#include <vector>")],
           {"Q5": "zero", "Q6": "full", "Q7": "full"}),
     Fault("thrust-call", "mergeSort calls thrust::stable_sort",
-          [(P3, "    mergeSortImpl<fittingThreads<kSortThreads, kSortItems, T>(), kSortItems>(dData, n);\n}",
-            "    thrust::stable_sort(thrust::device, dData, dData + n);\n}"),
+          [(P3, "    checkMergeSort(dData, n);\n",
+            "    checkMergeSort(dData, n);\n    thrust::stable_sort(thrust::device, dData, dData + n);\n"
+            "    if (n >= 0) return;\n"),
            (P3, "#include <utility>", "#include <utility>\n#include <thrust/execution_policy.h>\n#include <thrust/sort.h>")],
           {"Q5": "full", "Q6": "zero", "Q7": "full"}),
-    Fault("ignored-shape", "the Q7 launchers ignore the shape they are given",
-          [(P3, "    withShape(shape, MergeLargeInt{dA, nA, dB, nB, dM});",
-            "    (void)shape;\n    mergeLargeImpl<kThreads, kItems>(dA, nA, dB, nB, dM);"),
-           (P3, "{ withShape(shape, MergeSortInt{dData, n}); }",
-            "{\n    (void)shape;\n    mergeSortImpl<kThreads, kItems>(dData, n);\n}")],
+    Fault("ignored-shape", "the large merge ignores the shape it is given and runs the default",
+          [(P3, "    const long long numTiles = ceilDiv(n, THREADS * ITEMS);\n    Scratch<long long> splits(numTiles);\n"
+                "    runMerge<THREADS, ITEMS, T>(TwoArrays<T>",
+            "    const long long numTiles = ceilDiv(n, kThreads * kItems);\n    Scratch<long long> splits(numTiles);\n"
+            "    runMerge<kThreads, kItems, T>(TwoArrays<T>")],
           {"Q5": "full", "Q6": "full", "Q7": "zero"}),
     Fault("ignored-threads", "mergeSmallBatch ignores threadsPerBlock",
           [(P2, "    mergeSmallBatch_k<<<shape.blocks, shape.threads>>>",
