@@ -32,22 +32,27 @@ std::pair<std::uint64_t, std::uint64_t> fingerprint(const std::vector<int>& v) {
 
 }  // namespace
 
-bool checkedRun(long long n, std::uint64_t seed) {
+bool checkedRun(long long n, std::uint64_t seed, std::optional<LaunchShape> shape) {
     const std::vector<int> A = sortedKeys(InputKind::Random, n / 2, caseSeed(seed, 5));
     const std::vector<int> B = sortedKeys(InputKind::Random, n - n / 2, caseSeed(seed, 6));
     DeviceBuffer<int> dA(A.size()), dB(B.size()), dM(n);
     dA.upload(A);
     dB.upload(B);
-    mergeLarge(dA.data(), (long long)A.size(), dB.data(), (long long)B.size(), dM.data());
+    if (shape) mergeLargeShaped(dA.data(), (long long)A.size(), dB.data(), (long long)B.size(), dM.data(), *shape);
+    else mergeLarge(dA.data(), (long long)A.size(), dB.data(), (long long)B.size(), dM.data());
     std::vector<int> expected(n);
     std::merge(A.begin(), A.end(), B.begin(), B.end(), expected.begin());
-    const std::string what = "n=" + std::to_string(n) + " seed=" + std::to_string(seed);
+    const std::string what = "n=" + std::to_string(n) + " seed=" + std::to_string(seed) +
+                             (shape ? " shape " + std::to_string(shape->threads) + "x" +
+                                          std::to_string(shape->itemsPerThread)
+                                    : std::string());
     bool ok = printCheck(checkDeviceOutput(dM, expected, what), "GPU mergeLarge, random " + what);
 
     const std::vector<int> keys = randomKeys(n, caseSeed(seed, 7));
     DeviceBuffer<int> d(n);
     d.upload(keys);
-    mergeSort(d.data(), n);
+    if (shape) mergeSortShaped(d.data(), n, *shape);
+    else mergeSort(d.data(), n);
     expected = keys;
     std::sort(expected.begin(), expected.end());
     ok &= printCheck(checkDeviceOutput(d, expected, what), "GPU mergeSort,  random " + what);

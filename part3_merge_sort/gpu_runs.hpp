@@ -3,11 +3,16 @@
 // order and an order-independent fingerprint.
 #pragma once
 
+#include "part3.cuh"
+
 #include <cstdint>
+#include <optional>
 
 namespace lab {
 
-bool checkedRun(long long n, std::uint64_t seed);
+// With a shape (--shape), the merge and the sort run at that study shape
+// (mergeLargeShaped, mergeSortShaped) instead of the default ones.
+bool checkedRun(long long n, std::uint64_t seed, std::optional<LaunchShape> shape = std::nullopt);
 bool hugeSort(long long n, std::uint64_t seed);
 
 }  // namespace lab

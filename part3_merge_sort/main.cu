@@ -21,6 +21,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -125,6 +126,7 @@ int run(int argc, char** argv) {
         .option("n", "N", "size of the checked random merge and sort (default 10000000)")
         .option("max-log2", "L", "largest n of the Q7 study is 2^L, 10..31 (default 28)")
         .option("huge", "N", "sort N random keys and check them (e.g. 2200000000), then exit")
+        .option("shape", "TxI", "run the checked merge and sort at this study shape, e.g. 512x17 (for ncu)")
         .demoOptions(7, "the partition's tiles");
     if (!cli.parse(argc, argv)) return 0;
     const std::uint64_t seed = cli.seed("seed", 1);
@@ -142,6 +144,17 @@ int run(int argc, char** argv) {
     const long long huge = cli.integer("huge", 0, 1, 1LL << 40);
     const int runs = static_cast<int>(cli.integer("runs", 7, 1, 1000));
     const std::string csvPath = cli.string("csv", "");
+    std::optional<LaunchShape> shape;
+    if (cli.has("shape")) {
+        const std::string text = cli.string("shape", "");
+        std::string known;
+        for (const LaunchShape& s : studyShapes()) {
+            const std::string name = std::to_string(s.threads) + "x" + std::to_string(s.itemsPerThread);
+            known += (known.empty() ? "" : ", ") + name;
+            if (name == text) shape = s;
+        }
+        if (!shape) throw UsageError("--shape must be one of the study shapes (" + known + "), not '" + text + "'");
+    }
     startStudyCsv(csvPath);
     setStepping(cli.has("step"));
 
@@ -152,7 +165,7 @@ int run(int argc, char** argv) {
     // calls: keepPoolMemory in launch_support.cuh, set by the first launch.)
 
     if (cli.has("huge")) return hugeSort(huge, seed) ? 0 : 1;
-    ok &= checkedRun(n, seed);
+    ok &= checkedRun(n, seed, shape);
     std::cout << "\n";
     if (!cli.has("no-bench")) studies(maxLog2, runs, seed, csvPath);
     return ok ? 0 : 1;
