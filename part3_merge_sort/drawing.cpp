@@ -12,6 +12,17 @@
 #include <string>
 
 namespace lab {
+namespace {
+
+// "{0 0 8}": the values v[from, to), the first 8 and a count past them.
+std::string slice(const std::vector<int>& v, long long from, long long to) {
+    std::string s = "{";
+    for (long long i = from; i < to && i < from + 8; ++i) s += (i > from ? " " : "") + std::to_string(v[i]);
+    if (to - from > 8) s += " ... " + std::to_string(to - from - 8) + " more";
+    return s + "}";
+}
+
+}  // namespace
 
 long long drawPartition(const std::vector<int>& A, const std::vector<int>& B, int tile, bool gpu) {
     const long long nA = static_cast<long long>(A.size()), nB = static_cast<long long>(B.size()), n = nA + nB;
@@ -52,7 +63,8 @@ long long drawPartition(const std::vector<int>& A, const std::vector<int>& B, in
         const auto inGrid = [&](GridPoint g) { return g.i >= 0 && g.i <= nA && g.j >= 0 && g.j <= nB; };
         std::cout << "  block " << t << ": outputs [" << bounds[t] << ", " << bounds[t + 1] << ")";
         if (inGrid(p) && inGrid(q))
-            std::cout << "  from A[" << p.i << ", " << q.i << ") and B[" << p.j << ", " << q.j << ")";
+            std::cout << "  from A[" << p.i << ", " << q.i << ") = " << slice(A, p.i, q.i) << " and B[" << p.j << ", "
+                      << q.j << ") = " << slice(B, p.j, q.j);
         else
             std::cout << "  from nowhere: crossing " << (inGrid(p) ? t + 1 : t) << " is outside the grid (i = "
                       << (inGrid(p) ? q.i : p.i) << ", never written or out of range)";
