@@ -71,7 +71,7 @@ std::string sizeKind(long long n, InputKind kind) { return "n=" + std::to_string
 // few distinct tagged keys, so that equal keys meet everywhere.
 template <class Sort>
 void everyBlockSize(Sort sort, bool stable, const std::string& question) {
-    const std::vector<int> sizes = test::quick() ? std::vector<int>{0, 1, 2, 3, 31, 32, 33, 257, 2047, 2048}
+    const std::vector<int> sizes = test::quick() ? std::vector<int>{0, 1, 2, 3, 31, 32, 33, 257, 1025, 2048}
                                                  : test::sizesUpTo(kMaxBlockSort);
     for (int n : sizes) {
         const std::uint64_t s = caseSeed(test::seed(), n);
