@@ -80,7 +80,7 @@ public:
     std::vector<T> download() {
         std::vector<T> all(total());
         CUDA_CHECK(cudaMemcpy(all.data(), base_, all.size() * sizeof(T), cudaMemcpyDeviceToHost));
-        guards_ = checkGuard(all, 0, "before") ;
+        guards_ = checkGuard(all, 0, "before");
         if (guards_) guards_ = checkGuard(all, front_ + n_, "after");
         return std::vector<T>(all.begin() + front_, all.begin() + front_ + n_);
     }
@@ -112,13 +112,20 @@ private:
     Check guards_;
 };
 
-// Downloads an output buffer and checks it: guards intact, then checkOutput
-// against `expected` (order, permutation, stability).
+// Checks what out.download() returned (`got`): guards intact, then
+// checkOutput against `expected` (order, permutation, stability).
+template <class T>
+Check checkDownloaded(const DeviceBuffer<T>& out, const std::vector<T>& got, const std::vector<T>& expected,
+                      const std::string& ctx) {
+    if (!out.guards()) return failCheck(out.guards().message + " [" + ctx + "]");
+    return checkOutput(got, expected, ctx);
+}
+
+// Downloads an output buffer and checks it (checkDownloaded).
 template <class T>
 Check checkDeviceOutput(DeviceBuffer<T>& out, const std::vector<T>& expected, const std::string& ctx) {
     const std::vector<T> got = out.download();
-    if (!out.guards()) return failCheck(out.guards().message + " [" + ctx + "]");
-    return checkOutput(got, expected, ctx);
+    return checkDownloaded(out, got, expected, ctx);
 }
 
 }  // namespace lab

@@ -37,8 +37,9 @@ void traceSearch(const std::vector<int>& A, const std::vector<int>& B, long long
     const int found = diagonalSearchOnHost(pA.data(), static_cast<int>(nA), pB.data(), static_cast<int>(nB),
                                            static_cast<int>(k));
     probeLog = nullptr;
-    std::cout << "Thread " << k << " on diagonal i + j = " << k << " (i from " << (k > nB ? k - nB : 0) << " to "
-              << (k < nA ? k : nA) << "): the linked diagonalSearch (" << part1Implementation() << ") compared\n";
+    const long long lo = k > nB ? k - nB : 0, hi = k < nA ? k : nA;  // the diagonal's part inside the grid
+    std::cout << "Thread " << k << " on diagonal i + j = " << k << " (i from " << lo << " to " << hi
+              << "): the linked diagonalSearch (" << part1Implementation() << ") compared\n";
     if (log.empty()) std::cout << "  nothing\n";
     for (const ProbeComparison& c : log) {
         std::cout << "  " << c.left.array << "[" << c.left.index << "] = " << c.left.value << " " << c.op << " "
@@ -47,7 +48,7 @@ void traceSearch(const std::vector<int>& A, const std::vector<int>& B, long long
         pauseStep();
         std::cout << "\n";
     }
-    const bool inGrid = found >= (k > nB ? k - nB : 0) && found <= (k < nA ? k : nA);
+    const bool inGrid = found >= lo && found <= hi;
     std::cout << "  and returned i = " << found << ", the point (" << found << ", " << k - found << ")"
               << (found == pathI ? paint(": where the path crosses", Colour::Green) + "\n"
                                  : paint(inGrid ? ": not where the path crosses (the X), so this thread would write a "

@@ -42,10 +42,8 @@ bool checkedRun(long long n, std::uint64_t seed, std::optional<LaunchShape> shap
     else mergeLarge(dA.data(), (long long)A.size(), dB.data(), (long long)B.size(), dM.data());
     std::vector<int> expected(n);
     std::merge(A.begin(), A.end(), B.begin(), B.end(), expected.begin());
-    const std::string what = "n=" + std::to_string(n) + " seed=" + std::to_string(seed) +
-                             (shape ? " shape " + std::to_string(shape->threads) + "x" +
-                                          std::to_string(shape->itemsPerThread)
-                                    : std::string());
+    const std::string what =
+        "n=" + std::to_string(n) + " seed=" + std::to_string(seed) + (shape ? " shape " + shape->name() : "");
     bool ok = printCheck(checkDeviceOutput(dM, expected, what), "GPU mergeLarge, random " + what);
 
     const std::vector<int> keys = randomKeys(n, caseSeed(seed, 7));

@@ -110,7 +110,7 @@ void studies(int maxLog2, int runs, std::uint64_t seed, const std::string& csvPa
         DeviceBuffer<int> pristine(n, 0), work(n, 0);
         pristine.upload(randomKeys(n, caseSeed(seed, n, 4)));
         for (const LaunchShape& s : studyShapes())
-            q7.add({n, 0, std::to_string(s.threads) + "x" + std::to_string(s.itemsPerThread),
+            q7.add({n, 0, s.name(),
                     inPlaceSortMs(work, pristine, [&] { mergeSortShaped(work.data(), n, s); }, runs), {}});
     }
     q7.print();
@@ -149,9 +149,8 @@ int run(int argc, char** argv) {
         const std::string text = cli.string("shape", "");
         std::string known;
         for (const LaunchShape& s : studyShapes()) {
-            const std::string name = std::to_string(s.threads) + "x" + std::to_string(s.itemsPerThread);
-            known += (known.empty() ? "" : ", ") + name;
-            if (name == text) shape = s;
+            known += (known.empty() ? "" : ", ") + s.name();
+            if (s.name() == text) shape = s;
         }
         if (!shape) throw UsageError("--shape must be one of the study shapes (" + known + "), not '" + text + "'");
     }

@@ -10,6 +10,7 @@
 
 #include "../common/tagged.hpp"
 
+#include <string>
 #include <vector>
 
 namespace lab {
@@ -22,6 +23,7 @@ struct LaunchShape {
     int threads;
     int itemsPerThread;
     int tile() const { return threads * itemsPerThread; }
+    std::string name() const { return std::to_string(threads) + "x" + std::to_string(itemsPerThread); }  // "256x17"
 };
 
 // The shapes of the Q7 study. Every implementation supports all of them.

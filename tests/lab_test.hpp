@@ -61,8 +61,7 @@ template <class T>
 Check checkOutputDigested(DeviceBuffer<T>& out, const std::vector<T>& expected, const std::string& ctx) {
     const std::vector<T> got = out.download();
     digestRead(got, out.guards().ok);
-    if (!out.guards()) return failCheck(out.guards().message + " [" + ctx + "]");
-    return checkOutput(got, expected, ctx);
+    return checkDownloaded(out, got, expected, ctx);
 }
 
 // Uploads A and B, runs `launch(dA, dB, dM)` under the launch trace, then

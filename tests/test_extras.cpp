@@ -65,10 +65,10 @@ const auto bitonicI = [](int* d, long long n) { bitonicSort(d, n); };
 
 std::string sizeKind(long long n, InputKind kind) { return "n=" + std::to_string(n) + " " + inputKindName(kind); }
 
-// Every size up to one block's limit (only the edges and one middle size in
-// quick mode: under compute-sanitizer a 2048-value odd-even sort is thousands
-// of barriers),
-// few distinct tagged keys, so that equal keys meet everywhere.
+// Every size up to one block's limit (in quick mode the edges and two odd
+// sizes between: under compute-sanitizer a 2048-value odd-even sort is
+// thousands of barriers), few distinct tagged keys, so that equal keys meet
+// everywhere.
 template <class Sort>
 void everyBlockSize(Sort sort, bool stable, const std::string& question) {
     const std::vector<int> sizes = test::quick() ? std::vector<int>{0, 1, 2, 3, 31, 32, 33, 257, 1025, 2048}
@@ -91,18 +91,17 @@ void everyKind(SortT sortT, SortI sortI, bool stable, const std::string& questio
         }
 }
 
-// Sizes for the many-block sorts; `slow` (odd-even: n launches) stops early,
-// and quick mode (compute-sanitizer) keeps the tile edges only.
+// Sizes for the many-block sorts; `slow` (odd-even: n launches) stops early.
+// Quick mode (compute-sanitizer) keeps small sizes and the tile edges, and
+// only one tile edge for the slow sort.
 std::vector<long long> manyBlockSizes(bool slow) {
-    if (test::quick()) {  // under compute-sanitizer: an odd-even sort of n values is n launches
+    if (test::quick()) {
         if (slow) return {0, 1, 2, 3, 7, kTile + 1};
         return {0, 1, 2, 3, 7, kTile + 1, 2 * kTile + 1};
     }
-    std::vector<long long> n = {0, 1, 2, 3, 7, kTile - 1, kTile, kTile + 1, 2 * kTile - 1, 2 * kTile + 1, 3 * kTile + 5};
-    if (!test::quick()) {
-        n.insert(n.end(), {4099, 10007});
-        if (!slow) n.insert(n.end(), {65537, (1 << 20) + 3, 3000017});
-    }
+    std::vector<long long> n = {0, 1, 2, 3, 7, kTile - 1, kTile, kTile + 1, 2 * kTile - 1, 2 * kTile + 1,
+                                3 * kTile + 5, 4099, 10007};
+    if (!slow) n.insert(n.end(), {65537, (1 << 20) + 3, 3000017});
     return n;
 }
 

@@ -212,7 +212,7 @@ TEST_CASE("Every launch shape of the study merges and sorts correctly", "[part3]
     LAB_NEEDS_GPU();
     for (const LaunchShape& shape : studyShapes()) {
         const long long tile = shape.tile();
-        const std::string name = std::to_string(shape.threads) + "x" + std::to_string(shape.itemsPerThread);
+        const std::string name = shape.name();
         for (long long n : {tile - 1, tile + 1, 3 * tile + 17, 100003LL}) {
             const std::uint64_t s = caseSeed(test::seed(), n, tile);
             const auto A = sortedKeys(InputKind::FewDistinct, n / 3, s);

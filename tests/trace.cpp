@@ -200,7 +200,8 @@ __attribute__((constructor(101))) void subscribeAtStartUp() {
 
 // Starts CUPTI once; an empty string when it runs, else why not.
 std::string startTracing() {
-    if (tracingOff()) return underComputeSanitizer() ? "tracing is off under compute-sanitizer" : "tracing is off (LAB_TRACE=0)";
+    if (underComputeSanitizer()) return "tracing is off under compute-sanitizer";
+    if (tracingOff()) return "tracing is off (LAB_TRACE=0)";
     if (!detectGpu().available) return "no GPU";
     if (std::string problem = subscribeOnce(); !problem.empty()) return problem;
     for (CUptiResult r : {cupti().registerCallbacks(bufferRequested, bufferCompleted),

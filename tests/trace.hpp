@@ -9,8 +9,8 @@
 // ignored launch shape).
 //
 // LAB_TRACE=0 turns tracing off, and so does running under compute-sanitizer
-// (it and CUPTI do not mix); LAB_TRACE=require (set by the grading harness) makes a trace that cannot
-// start a failure instead of a note.
+// (it and CUPTI do not mix); LAB_TRACE=require (set by the grading harness)
+// makes a trace that cannot start a failure instead of a note.
 #pragma once
 
 #include "../common/checks.hpp"

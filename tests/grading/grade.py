@@ -62,7 +62,7 @@ class Options:
         self.jobs = str(os.cpu_count() or 2)
         # Sanitized test cases run this many at a time (mostly host work).
         self.sanitize_jobs = max(1, int(_positive("SANITIZE_JOBS", getattr(args, "sanitize_jobs", None)
-                                                  or str(max(1, min(8, (os.cpu_count() or 2) // 2))))))
+                                                  or min(8, (os.cpu_count() or 2) // 2) or 1)))
         self.parts = [p for p, _ in h.PARTS] if not args.parts else args.parts.split(",")
         for p in self.parts:
             if p not in dict(h.PARTS):
@@ -230,7 +230,7 @@ class TrustedRuns:
             limit = 600 + sum(q.timeout for q in h.read_points(h.LAB, part).values()) * 20
             r = h.run([str(self.base / "build" / "oracle" / f"test_{part}"), ",".join(c.name for c in cases)],
                       self.base, limit, env=env, log=self.logs / name)
-            results = h.read_trusted_report(report)
+            results = h.read_report_ends(report)
         if r.returncode not in (0, 1):
             say(f"warning: the trusted run of {part} {h.describe_exit(r, limit)} (see {self.logs / name})")
         return results
@@ -291,9 +291,10 @@ class Grading:
         return h.run(sb_.wrap(cmd, cwd, writable=writable, readable=readable), cwd, timeout,
                      env={**(env or self.env), "HOME": "/tmp"}, log=log, sandboxed=sb_.available)
 
-    def build(self, target: str, log: Path, impl: str = "student") -> h.Run:
+    def build(self, target: str, log: Path) -> h.Run:
+        """A make target of the student's build, sandboxed, with the copy writable."""
         self.opts.sandbox.own(self.work)
-        return self.sandboxed(["make", f"-j{self.opts.jobs}", f"IMPL={impl}", f"ARCH={self.opts.arch}", target],
+        return self.sandboxed(["make", f"-j{self.opts.jobs}", "IMPL=student", f"ARCH={self.opts.arch}", target],
                               [self.work], self.opts.build_timeout, log, env={k: v for k, v in os.environ.items()
                                                                               if not k.startswith("LAB_")})
 
@@ -350,7 +351,6 @@ def grade_one(submission: Path, out: Path, base: Path, opts: Options, student: s
     notes = [opts.sandbox.describe()] + list(sub.notes)
     if opts.sanitizer_note():
         notes.append(opts.sanitizer_note())
-    sanitizers = None
     try:
         # Every part builds before any test runs. The trusted runs go meanwhile,
         # on two threads: the ordinary tiers (quick, little memory) and the
@@ -399,17 +399,13 @@ def grade_one(submission: Path, out: Path, base: Path, opts: Options, student: s
         # processes, and sanitized kernels beside a graded test pushed the
         # reference's own tests past their limits.
         if opts.sanitize:
-            sanitizers = Sanitizers(g, [(work / "build" / "student" / f"test_{part}",
-                                         [r for r in results.values() if r.question.part == part])
-                                        for part in built])
-            sanitizers.finish()
+            sanitize(g, [(work / "build" / "student" / f"test_{part}",
+                          [r for r in results.values() if r.question.part == part]) for part in built])
         notes += g.notes
         if opts.timing:
             log(f"  {student}: timing the demos")
             notes.append(time_submission(g, built))
     finally:
-        if sanitizers:
-            sanitizers.pool.shutdown(wait=True, cancel_futures=True)
         if not keep:
             shutil.rmtree(work, ignore_errors=True)
     return write_outputs(out, student, list(results.values()), notes, opts.seed, report=report)
@@ -509,75 +505,63 @@ def run_tier(g: Grading, binary: Path, results: list[h.QuestionResult], large: b
             r.outcomes[case.name] = seen[case.name]
 
 
-class Sanitizers:
+SANITIZER_TOOLS = ("memcheck", "racecheck")
+
+
+def sanitize(g: Grading, parts: list[tuple[Path, list[h.QuestionResult]]]) -> None:
     """memcheck and racecheck over the built parts' ordinary test cases, each
     run exactly as its graded run (same arguments, same environment, same
     sandbox), SANITIZE_JOBS at a time (mostly host work). Each question then
-    gets what they found in its tests."""
+    gets what they found in its tests, and the notes what did not finish."""
+    stems: dict[str, str] = {}  # a case's logs are named as its graded run's: Q1-3-memcheck.log
+    limits: dict[str, float] = {}
+    binaries: dict[str, Path] = {}
+    for binary, results in parts:
+        for r in results:
+            for i, c in enumerate(r.question.tests):
+                if not c.large:
+                    stems.setdefault(c.name, f"{r.question.qid}-{i + 1}")
+                    limits[c.name] = max(limits.get(c.name, 0), g.opts.timeout_for(r.question))
+                    binaries[c.name] = binary
 
-    TOOLS = ("memcheck", "racecheck")
-
-    def __init__(self, g: Grading, parts: list[tuple[Path, list[h.QuestionResult]]]):
-        self.g, self.parts = g, parts
-        self.found: dict[tuple[str, str], int | None] = {}  # (test case, tool) -> errors; -1 not run
-        self.stems: dict[str, str] = {}  # a case's logs are named as its graded run's: Q1-3-memcheck.log
-        self.limits: dict[str, float] = {}
-        self.binaries: dict[str, Path] = {}
-        for binary, results in parts:
-            for r in results:
-                for i, c in enumerate(r.question.tests):
-                    if not c.large:
-                        self.stems.setdefault(c.name, f"{r.question.qid}-{i + 1}")
-                        self.limits[c.name] = max(self.limits.get(c.name, 0), g.opts.timeout_for(r.question))
-                        self.binaries[c.name] = binary
-        self.pool = ThreadPoolExecutor(max_workers=g.opts.sanitize_jobs)
-        self.futures = [self.pool.submit(self._one, name, tool) for name in self.stems for tool in self.TOOLS]
-
-    def _one(self, name: str, tool: str) -> None:
-        g, binary = self.g, self.binaries[name]
-        if g.budget.left() <= 0 or not g.binary_intact(binary):
-            self.found[(name, tool)] = -1
-            return
+    def one(name: str, tool: str) -> int | None:
+        """The errors the tool reported; None when it did not finish, -1 when not run."""
+        if g.budget.left() <= 0 or not g.binary_intact(binaries[name]):
+            return -1
         with tempfile.TemporaryDirectory(prefix="lab-sanitize-", dir=g.opts.work_root) as scratch:
             g.opts.sandbox.own(Path(scratch))
-            stem = f"{self.stems[name]}-{tool}"
-            log_file = Path(scratch) / f"{stem}.log"
+            log_file = Path(scratch) / f"{stems[name]}-{tool}.log"
             # The test program notices compute-sanitizer itself and then runs
             # quick sizes, arrays that end where their allocation ends (so a
             # read one past the end is seen) and no CUPTI. Nothing the harness
             # sets tells a sanitized run from a graded one.
             cmd = ["compute-sanitizer", "--tool", tool, "--log-file", str(log_file), "--print-limit", "20",
-                   "--padding", "256", str(binary), name]
-            g.sandboxed(cmd, [Path(scratch)], min(self.limits[name] * 10, max(g.budget.left(), 1)),
-                        g.logs / f"{stem}.out", env={**g.env, "LAB_REPORT": str(Path(scratch) / "report.jsonl")})
-            self.found[(name, tool)] = h.sanitizer_errors(log_file)
+                   "--padding", "256", str(binaries[name]), name]
+            g.sandboxed(cmd, [Path(scratch)], min(limits[name] * 10, max(g.budget.left(), 1)),
+                        g.logs / f"{stems[name]}-{tool}.out",
+                        env={**g.env, "LAB_REPORT": str(Path(scratch) / "report.jsonl")})
             if log_file.exists():
                 shutil.copyfile(log_file, g.logs / log_file.name)
+            return h.sanitizer_errors(log_file)
 
-    def finish(self) -> None:
-        """Waits for every run, then writes each question's findings and the notes."""
-        for f in self.futures:
-            f.result()
-        self.pool.shutdown()
-        for _, results in self.parts:
-            for r in results:
-                lines = []
-                for c in r.question.tests:
-                    for tool in self.TOOLS:
-                        if c.large:
-                            continue
-                        n = self.found.get((c.name, tool), 0)
-                        stem = f"{self.stems[c.name]}-{tool}"
-                        if n == -1:
-                            self.g.notes.append(f"{tool} not run on {c.name}: the submission's time budget was "
-                                                "spent, or its test binary changed")
-                        elif n is None:
-                            self.g.notes.append(f"for a person to look at: {tool} did not finish on {c.name} "
-                                                f"(logs/{stem}.out); no penalty was applied")
-                        elif n > 0:
-                            lines.append(f"{tool} reported {n} error{'s' if n > 1 else ''} in {c.name} "
-                                         f"(logs/{stem}.log)")
-                r.sanitizer = "; ".join(dict.fromkeys(lines))
+    jobs = [(name, tool) for name in stems for tool in SANITIZER_TOOLS]
+    with ThreadPoolExecutor(max_workers=g.opts.sanitize_jobs) as pool:
+        found = dict(zip(jobs, pool.map(lambda job: one(*job), jobs)))
+    for _, results in parts:
+        for r in results:
+            lines = []
+            for c in (c for c in r.question.tests if not c.large):
+                for tool in SANITIZER_TOOLS:
+                    n, stem = found[(c.name, tool)], f"{stems[c.name]}-{tool}"
+                    if n == -1:
+                        g.notes.append(f"{tool} not run on {c.name}: the submission's time budget was spent, "
+                                       "or its test binary changed")
+                    elif n is None:
+                        g.notes.append(f"for a person to look at: {tool} did not finish on {c.name} "
+                                       f"(logs/{stem}.out); no penalty was applied")
+                    elif n > 0:
+                        lines.append(f"{tool} reported {n} error{'s' if n > 1 else ''} in {c.name} (logs/{stem}.log)")
+            r.sanitizer = "; ".join(dict.fromkeys(lines))
 
 
 def write_outputs(out: Path, student: str, results: list[h.QuestionResult], notes: list[str], seed,

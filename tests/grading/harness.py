@@ -559,15 +559,17 @@ def _count(value) -> int:
 
 @dataclass
 class Trusted:
-    """One test case as the trusted build (tests/oracle/) ran it."""
+    """How one test case ended, as a report tells it (read_report_ends): for
+    the trusted build (tests/oracle/), the truth a student's run is judged by."""
     status: str  # passed, failed, skipped
     message: str
     digest: str
     digests: int
 
 
-def read_trusted_report(path: Path) -> dict[str, Trusted]:
-    """The trusted run's report: every test case it ran, by name."""
+def read_report_ends(path: Path) -> dict[str, Trusted]:
+    """Every test case a report (LAB_REPORT) says ended, by name: the trusted
+    run's results, or what `make test` could not check (unchecked.py)."""
     out: dict[str, Trusted] = {}
     try:
         lines = path.read_text(errors="replace").splitlines()

@@ -148,7 +148,6 @@ def check_no_side_effects(out: Path, base: Path, lab_before: str, cases) -> int:
 def grade_a_class(out: Path, base: Path, opts, reference: dict, skeleton: dict) -> int:
     """make grade-all's path on a class of three, one hostile: the other two get
     the points they get alone, and the gradebook says so."""
-    import faults as F
     cls = out / "class"
     for name, files in (("alice", reference), ("mallory", {**skeleton, **{
             rel: F._with_prelude(text, F.FORGE) for rel, text in skeleton.items() if rel.endswith("student.cu")}}),

@@ -309,7 +309,7 @@ class Isolation(unittest.TestCase):
         g.hashes[str(binary)] = G.hashlib.sha256(binary.read_bytes()).hexdigest()
         q = h.Question("Q1", "part1", 6, 20, 0.5, "t", [case("good"), case("bad")])
         r = h.QuestionResult(q, {})
-        G.Sanitizers(g, [(binary, [r])]).finish()
+        G.sanitize(g, [(binary, [r])])
         self.assertIn("memcheck reported 2 errors in bad", r.sanitizer)
         self.assertIn("racecheck reported 2 errors in bad", r.sanitizer)
         self.assertNotIn("good", r.sanitizer)
@@ -440,7 +440,7 @@ class Verdicts(unittest.TestCase):
                             '{"event":"end","test":"a","status":"passed","reason":"","failure":"","digest":"ff",'
                             '"digests":2}\n{"event":"end","test":"b","status":"skipped","reason":"not graded here"}\n'
                             'garbage\n')
-            got = h.read_trusted_report(path)
+            got = h.read_report_ends(path)
         self.assertEqual(got["a"], h.Trusted("passed", "", "ff", 2))
         self.assertEqual((got["b"].status, got["b"].message, got["b"].digests), ("skipped", "not graded here", -1))
 

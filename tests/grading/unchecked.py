@@ -7,7 +7,6 @@ and says once how many code points they carry, by the points tables.
 """
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
@@ -17,22 +16,8 @@ import harness as h  # noqa: E402
 
 def read_reports(reports: list[Path]) -> tuple[dict[str, str], set[str]]:
     """(test name -> why it did not run, every test name that ran) over the reports."""
-    skipped, seen = {}, set()
-    for path in reports:
-        try:
-            lines = path.read_text(errors="replace").splitlines()
-        except OSError:
-            continue
-        for line in lines:
-            try:
-                event = json.loads(line)
-            except json.JSONDecodeError:
-                continue
-            if event.get("event") == "end":
-                seen.add(event.get("test", ""))
-                if event.get("status") == "skipped":
-                    skipped[event.get("test", "")] = event.get("reason", "")
-    return skipped, seen
+    ends = {name: end for path in reports for name, end in h.read_report_ends(path).items()}
+    return {name: end.message for name, end in ends.items() if end.status == "skipped"}, set(ends)
 
 
 def _points(names: set[str], questions) -> tuple[float, float, list[str]]:
@@ -60,8 +45,9 @@ def summary(skipped: dict[str, str], seen: set[str], lab: Path = h.LAB) -> str:
         code, bonus, per = _points(set(skipped), questions)
         why = "; ".join(sorted(set(skipped.values())))[:200]
         lines += [f"NOT CHECKED HERE: {len(skipped)} test(s) did not run ({why}).",
-                  f"  They carry {code:g} of these parts' {code_max:g} code points"
-                  + (f" and {bonus:g} of their {bonus_max:g} bonus points" if bonus_max else "")
+                  "  They carry " + " and ".join(
+                      ([f"{code:g} of these parts' {code_max:g} code points"] if code_max else []) +
+                      ([f"{bonus:g} of their {bonus_max:g} bonus points"] if bonus_max else []))
                   + f" (per question: {', '.join(per) or 'none with points'}).",
                   "  A test that did not run is never counted as passed: a GPU run (or the grading) checks them."]
     large = {c.name for q in questions for c in q.tests if c.large and c.name not in seen}
