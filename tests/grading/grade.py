@@ -282,6 +282,8 @@ class Grading:
         self.notes: list[str] = []
         self.budget = Budget(opts.budget)
         self.hashes: dict[str, str] = {}
+        self.seconds: dict[str, float] = {}  # each test case's graded run
+        self.own_lock, self.owned = threading.Lock(), False
 
     def sandboxed(self, cmd: list[str], writable: list[Path], timeout: float, log: Path, env: dict | None = None,
                   cwd: Path | None = None) -> h.Run:
@@ -292,8 +294,12 @@ class Grading:
                      env={**(env or self.env), "HOME": "/tmp"}, log=log, sandboxed=sb_.available)
 
     def build(self, target: str, log: Path) -> h.Run:
-        """A make target of the student's build, sandboxed, with the copy writable."""
-        self.opts.sandbox.own(self.work)
+        """A make target of the student's build, sandboxed, with the copy writable.
+        Several may run at once; the copy is handed to the sandbox's user once."""
+        with self.own_lock:
+            if not self.owned:
+                self.opts.sandbox.own(self.work)
+                self.owned = True
         return self.sandboxed(["make", f"-j{self.opts.jobs}", "IMPL=student", f"ARCH={self.opts.arch}", target],
                               [self.work], self.opts.build_timeout, log, env={k: v for k, v in os.environ.items()
                                                                               if not k.startswith("LAB_")})
@@ -317,6 +323,7 @@ class Grading:
             r = self.sandboxed([str(binary), case.name], [Path(scratch)], limit,
                                log_path, env={**self.env, "LAB_REPORT": str(report)})
             outcome = h.read_report(report, case.name, r, limit)
+        self.seconds[case.name] = r.seconds
         if outcome.status == "failed" and "during the test" in outcome.message and r.output.strip():
             outcome.message += " -- last output: " + r.output.strip().splitlines()[-1][:300]
         if not r.timed_out and r.seconds > 0.5 * timeout:
@@ -361,6 +368,14 @@ def grade_one(submission: Path, out: Path, base: Path, opts: Options, student: s
                                     daemon=True) for large in (True, False)]
         for oracle in oracles:
             oracle.start()
+        # The parts build at once (each is mostly one nvcc run on its
+        # student.cu; everything they share is already in the base).
+        graded = [part for part, _ in h.PARTS if part in opts.parts]
+        stamps = [("builds", time.monotonic())]
+        log(f"  {student}: building {', '.join(graded)}")
+        with ThreadPoolExecutor(max_workers=max(1, len(graded))) as pool:
+            builds = dict(zip(graded, pool.map(
+                lambda part: g.build(f"build/student/test_{part}", logs / f"build-{part}.log"), graded)))
         built = []
         for part, part_dir in h.PARTS:
             part_questions = [r for r in results.values() if r.question.part == part]
@@ -368,9 +383,8 @@ def grade_one(submission: Path, out: Path, base: Path, opts: Options, student: s
                 for r in part_questions:
                     r.build_error = "not graded (PARTS)"
                 continue
-            log(f"  {student}: building {part}")
             binary = work / "build" / "student" / f"test_{part}"
-            b = g.build(f"build/student/test_{part}", logs / f"build-{part}.log")
+            b = builds[part]
             err = ""
             dep_file = work / "build" / "student" / part_dir / "student.d"
             outside = h.include_problems(dep_file, work, system_include_roots()) if dep_file.exists() else []
@@ -388,19 +402,26 @@ def grade_one(submission: Path, out: Path, base: Path, opts: Options, student: s
             g.hashes[str(binary)] = hashlib.sha256(binary.read_bytes()).hexdigest()
             notes += h.suspicious_symbols(part, work / "build" / "student" / part_dir / "student.o")
             built.append(part)
+        stamps.append(("tests", time.monotonic()))
         for large in (False, True):
+            if large:
+                stamps.append(("[large] tests", time.monotonic()))
             for part in built:
                 binary = work / "build" / "student" / f"test_{part}"
                 run_tier(g, binary, [r for r in results.values() if r.question.part == part], large,
                          trusted.part(part, large, gpu_env))
+        stamps.append(("waiting for the trusted runs", time.monotonic()))
         for oracle in oracles:
             oracle.join()
+        stamps.append(("sanitizers", time.monotonic()))
         # After the graded runs, never beside them: the GPU time-slices between
         # processes, and sanitized kernels beside a graded test pushed the
         # reference's own tests past their limits.
         if opts.sanitize:
             sanitize(g, [(work / "build" / "student" / f"test_{part}",
                           [r for r in results.values() if r.question.part == part]) for part in built])
+        stamps.append(("", time.monotonic()))
+        log(f"  {student}: " + ", ".join(f"{name} {b - a:.0f} s" for (name, a), (_, b) in zip(stamps, stamps[1:])))
         notes += g.notes
         if opts.timing:
             log(f"  {student}: timing the demos")
@@ -528,6 +549,7 @@ def sanitize(g: Grading, parts: list[tuple[Path, list[h.QuestionResult]]]) -> No
         """The errors the tool reported; None when it did not finish, -1 when not run."""
         if g.budget.left() <= 0 or not g.binary_intact(binaries[name]):
             return -1
+        t0 = time.monotonic()
         with tempfile.TemporaryDirectory(prefix="lab-sanitize-", dir=g.opts.work_root) as scratch:
             g.opts.sandbox.own(Path(scratch))
             log_file = Path(scratch) / f"{stems[name]}-{tool}.log"
@@ -542,9 +564,15 @@ def sanitize(g: Grading, parts: list[tuple[Path, list[h.QuestionResult]]]) -> No
                         env={**g.env, "LAB_REPORT": str(Path(scratch) / "report.jsonl")})
             if log_file.exists():
                 shutil.copyfile(log_file, g.logs / log_file.name)
-            return h.sanitizer_errors(log_file)
+            n = h.sanitizer_errors(log_file)
+            g.log(f"  {g.student}: {tool} {name}: "
+                  f"{'did not finish' if n is None else f'{n} errors'}, {time.monotonic() - t0:.0f} s")
+            return n
 
-    jobs = [(name, tool) for name in stems for tool in SANITIZER_TOOLS]
+    # Longest first (the graded run's time, racecheck the slower tool), so
+    # that no long run starts last and runs alone.
+    jobs = sorted(((name, tool) for name in stems for tool in SANITIZER_TOOLS),
+                  key=lambda job: (-g.seconds.get(job[0], 0), job[1] != "racecheck"))
     with ThreadPoolExecutor(max_workers=g.opts.sanitize_jobs) as pool:
         found = dict(zip(jobs, pool.map(lambda job: one(*job), jobs)))
     for _, results in parts:
