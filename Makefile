@@ -5,6 +5,7 @@
 #   make sanitize                 compute-sanitizer memcheck, racecheck, synccheck on the GPU tests
 #   IMPL=student make test        build and grade the student skeleton / your solution
 #   ARCH=sm_90 DEBUG=1 ...        target GPU (default: the one in this machine); device debug build
+#   make test EMULATE=1           the same graders on the CPU emulator (no GPU, no CUDA needed)
 
 .DEFAULT_GOAL := help
 
@@ -23,7 +24,11 @@ $(error IMPL=reference, but this copy has no reference files (a student release)
 endif
 endif
 
-BUILD := build
+EMULATE ?= 0
+ifeq ($(filter $(EMULATE),0 1),)
+$(error EMULATE must be 0 or 1, not '$(EMULATE)')
+endif
+BUILD := $(if $(filter 1,$(EMULATE)),build/emu,build)
 HOSTFLAGS := -std=c++17 -MMD -MP -Xcompiler -Wall,-Wextra
 ifeq ($(DEBUG),1)
 HOSTFLAGS += -g -O0 -DLAB_SYNC_LAUNCHES
@@ -34,6 +39,24 @@ DEVFLAGS  := -lineinfo
 endif
 CUFLAGS := $(HOSTFLAGS) $(DEVFLAGS) -arch=$(ARCH)
 LDFLAGS :=
+LINK = $(NVCC) -arch=$(ARCH)
+
+# EMULATE=1: every file compiled by the host compiler (emulator/emu.hpp
+# included first) from a copy in build/emu/src/ whose launches
+# emulator/rewrite.py has turned into calls; the kernel files (.cu) with
+# -fsanitize=thread, whose checks emulator/emu.cpp answers itself.
+ifeq ($(EMULATE),1)
+CXX := $(if $(filter default,$(origin CXX)),g++,$(CXX))
+EMU_SRC := $(BUILD)/src
+EMU_DIRS := common tests emulator $(shell awk '!/^\#/ && NF { print $$2 }' tests/parts.tsv)
+EMU_SOURCES := $(shell find $(EMU_DIRS) -type f \( -name '*.cu' -o -name '*.cuh' -o -name '*.cpp' -o -name '*.hpp' \
+                                                  -o -name '*.h' -o -name '*.inc' \) 2>/dev/null)
+EMU_FLAGS := -std=c++17 -O2 -g -MMD -MP -Wall -Wextra -Wno-unknown-pragmas -pthread -include emulator/emu.hpp -Iemulator/include
+NVCC := $(CXX)
+CUFLAGS := $(EMU_FLAGS)
+HOSTFLAGS := $(EMU_FLAGS)
+LINK = $(CXX) -pthread
+endif
 
 # Every object depends on a stamp holding the compiler and its flags, rewritten
 # only when they change: after `ARCH=sm_90` or `DEBUG=1` everything rebuilds
@@ -54,7 +77,7 @@ CATCH_LIBS := $(if $(CATCH2_V3),-lCatch2)
 # build/reference or build/student, so switching IMPL never mixes them and the
 # two pattern rules below never match the same target.
 OBJ := $(BUILD)/obj
-COMMON_OBJS := $(patsubst %.cpp,$(OBJ)/%.o,$(wildcard common/*.cpp))
+COMMON_OBJS := $(patsubst %.cpp,$(OBJ)/%.o,$(wildcard common/*.cpp)) $(if $(filter 1,$(EMULATE)),$(OBJ)/emulator/emu.o)
 TEST_MAIN   := $(OBJ)/tests/main.o $(OBJ)/tests/trace.o $(OBJ)/tests/trace_canary.o $(OBJ)/tests/large_tier.o
 
 # CUPTI (launch tracing in the graders) ships with the CUDA toolkit; where it
@@ -68,6 +91,30 @@ TEST_LIBS := $(CATCH_LIBS) -ldl
 $(OBJ)/tests/trace.o: HOSTFLAGS += $(if $(CUPTI_INC),-I$(CUPTI_INC)) -DLAB_CUPTI_LIB='"$(or $(CUPTI_LIB),libcupti.so)"'
 
 # ---------------------------------------------------------------- compile
+ifeq ($(EMULATE),1)
+$(EMU_SRC)/.stamp: $(EMU_SOURCES) emulator/rewrite.py
+	@python3 emulator/rewrite.py $(EMU_SRC) $(EMU_SOURCES) && touch $@
+
+$(EMU_SRC)/%: % emulator/rewrite.py
+	@python3 emulator/rewrite.py $(EMU_SRC) $<
+.PRECIOUS: $(EMU_SRC)/%
+
+$(OBJ)/emulator/emu.o: emulator/emu.cpp emulator/emu.hpp $(BUILD_FLAGS)
+	@mkdir -p $(@D)
+	$(CXX) -std=c++17 -O2 -g -Wall -Wextra -c $< -o $@
+
+$(OBJ)/%.o: $(EMU_SRC)/%.cpp $(BUILD_FLAGS) | $(EMU_SRC)/.stamp
+	@mkdir -p $(@D)
+	$(CXX) $(EMU_FLAGS) -c $< -o $@
+
+$(OBJ)/%.o: $(EMU_SRC)/%.cu $(BUILD_FLAGS) | $(EMU_SRC)/.stamp
+	@mkdir -p $(@D)
+	$(CXX) $(EMU_FLAGS) -fsanitize=thread -x c++ -c $< -o $@
+
+$(BUILD)/$(IMPL)/%.o: $(EMU_SRC)/%.cu $(BUILD_FLAGS) | $(EMU_SRC)/.stamp
+	@mkdir -p $(@D)
+	$(CXX) $(EMU_FLAGS) -fsanitize=thread -x c++ -c $< -o $@
+else
 $(OBJ)/%.o: %.cpp $(BUILD_FLAGS)
 	@mkdir -p $(@D)
 	$(NVCC) $(HOSTFLAGS) -c $< -o $@
@@ -79,6 +126,7 @@ $(OBJ)/%.o: %.cu $(BUILD_FLAGS)
 $(BUILD)/$(IMPL)/%.o: %.cu $(BUILD_FLAGS)
 	@mkdir -p $(@D)
 	$(NVCC) $(CUFLAGS) -c $< -o $@
+endif
 
 # ---------------------------------------------------------------- parts
 # Each part, once: its folder, the shared objects every build of it links
@@ -119,7 +167,7 @@ part2_LINK := $(TUNED_OBJ)
 
 define part_rules
 $(BUILD)/$(IMPL)/$(1): $(OBJ)/$($(1)_DIR)/main.o $(call objs,$(1),DEMO) $(call impl,$(1)) $(call objs,$(1),OBJS) $$($(1)_LINK) $$(COMMON_OBJS)
-	$$(NVCC) $$(CUFLAGS) $$^ -o $$@ $$(LDFLAGS)
+	$$(LINK) $$^ -o $$@ $$(LDFLAGS)
 
 .PHONY: $(1)
 $(1): $(BUILD)/$(IMPL)/$(1)
@@ -127,22 +175,25 @@ $(1): $(BUILD)/$(IMPL)/$(1)
 	@echo "built ./$(1) ($$(IMPL)); run it with ./$(1) (./$(1) --help for options)"
 
 $(BUILD)/$(IMPL)/test_$(1): $$(TEST_MAIN) $(OBJ)/tests/test_$(1).o $(call impl,$(1)) $(call objs,$(1),OBJS) $$(COMMON_OBJS)
-	$$(NVCC) $$(CUFLAGS) $$^ -o $$@ $$(TEST_LIBS)
+	$$(LINK) $$^ -o $$@ $$(TEST_LIBS)
 
 # The same graders on the trusted host implementation (tests/oracle/): the
 # grading harness compares every student run with this one.
 $(BUILD)/oracle/test_$(1): $$(TEST_MAIN) $(OBJ)/tests/test_$(1).o $(OBJ)/tests/oracle/oracle_$(1).o $(call objs,$(1),OBJS) $$(COMMON_OBJS)
 	@mkdir -p $$(@D)
-	$$(NVCC) $$(CUFLAGS) $$^ -o $$@ $$(TEST_LIBS)
+	$$(LINK) $$^ -o $$@ $$(TEST_LIBS)
 endef
 $(foreach p,$(PARTS),$(eval $(call part_rules,$(p))))
 
 # ---------------------------------------------------------------- tests
 $(BUILD)/test_common: $(TEST_MAIN) $(OBJ)/tests/test_common.o $(COMMON_OBJS)
-	$(NVCC) -arch=$(ARCH) $^ -o $@ $(TEST_LIBS)
+	$(LINK) $^ -o $@ $(TEST_LIBS)
+
+$(BUILD)/test_emulator: $(OBJ)/emulator/test_emulator.o $(OBJ)/emulator/emu.o
+	$(LINK) $^ -o $@
 
 $(BUILD)/test_tuned: $(TEST_MAIN) $(OBJ)/tests/reference_test_tuned.o $(TUNED_OBJ) $(call objs,part2,OBJS) $(COMMON_OBJS)
-	$(NVCC) $(CUFLAGS) $^ -o $@ $(TEST_LIBS)
+	$(LINK) $^ -o $@ $(TEST_LIBS)
 
 # PART=part1 builds and runs one part's graders alone (a compile error
 # elsewhere then blocks nothing).
@@ -153,7 +204,7 @@ endif
 TEST_PARTS := $(or $(PART),$(PARTS))
 GPU_TEST_BINS := $(foreach p,$(TEST_PARTS),$(BUILD)/$(IMPL)/test_$(p)) \
                  $(if $(and $(TUNED),$(filter part2,$(TEST_PARTS))),$(BUILD)/test_tuned)
-TEST_BINS := $(BUILD)/test_common $(GPU_TEST_BINS)
+TEST_BINS := $(if $(filter 1,$(EMULATE)),$(BUILD)/test_emulator) $(BUILD)/test_common $(GPU_TEST_BINS)
 ORACLE_BINS := $(foreach p,$(PARTS),$(BUILD)/oracle/test_$(p))
 
 .PHONY: test run-tests tests

@@ -31,7 +31,7 @@ namespace lab {
 inline std::size_t defaultGuardElements() {
     static const bool exact = [] {
         const char* env = std::getenv("LAB_EXACT_ALLOCS");
-        return (env != nullptr && *env == '1') || underComputeSanitizer();
+        return (env != nullptr && *env == '1') || underComputeSanitizer() || kEmulated;
     }();
     return exact ? 0 : 1024;
 }

@@ -31,6 +31,14 @@ std::string describeGpu(const GpuInfo& gpu);
 // and sanitized runs the same environment.
 bool underComputeSanitizer();
 
+// True in a build for the CPU emulator (make EMULATE=1, emulator/): tests
+// then take their quick sizes and exact allocations, as under the sanitizer.
+#ifdef LAB_EMULATED
+inline constexpr bool kEmulated = true;
+#else
+inline constexpr bool kEmulated = false;
+#endif
+
 // Bytes free on the device now (0 without a GPU).
 std::size_t freeDeviceBytes();
 

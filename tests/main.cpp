@@ -124,7 +124,7 @@ std::uint64_t seed() {
 bool quick() {
     static const bool q = [] {
         const char* env = std::getenv("LAB_QUICK");
-        return (env != nullptr && *env != '\0' && *env != '0') || underComputeSanitizer();
+        return (env != nullptr && *env != '\0' && *env != '0') || underComputeSanitizer() || kEmulated;
     }();
     return q;
 }
@@ -243,8 +243,12 @@ int main(int argc, char* argv[]) {
     lab::test::openReport();
     std::atexit(lab::test::exitDuringRun);
 
+#ifdef LAB_EMULATED
+    std::cout << emu::describe() << "\n";
+#endif
     std::cout << "Catch2 v" << LAB_CATCH_MAJOR << ", LAB_SEED=" << lab::test::seed()
-              << (lab::underComputeSanitizer() ? ", under compute-sanitizer: quick sizes, exact allocations, no trace"
+              << (lab::kEmulated ? ", emulated: quick sizes, exact allocations"
+                  : lab::underComputeSanitizer() ? ", under compute-sanitizer: quick sizes, exact allocations, no trace"
                   : lab::test::quick()   ? ", quick mode (LAB_QUICK)"
                                          : "")
               << "\n";

@@ -6,7 +6,9 @@
 #include "../common/cuda_check.hpp"
 #include "../common/gpu.hpp"
 
+#ifndef LAB_EMULATED
 #include <cupti.h>
+#endif
 #include <cuda_runtime_api.h>
 #include <cxxabi.h>
 #include <dlfcn.h>
@@ -21,6 +23,39 @@
 namespace lab::test {
 
 namespace {
+
+// compute-sanitizer and CUPTI do not mix: under the sanitizer the trace is
+// off, whatever LAB_TRACE says.
+bool tracingOff() {
+    const char* env = std::getenv("LAB_TRACE");
+    return (env != nullptr && std::strcmp(env, "0") == 0) || underComputeSanitizer();
+}
+
+bool tracingRequired() {
+    const char* env = std::getenv("LAB_TRACE");
+    return env != nullptr && std::strcmp(env, "require") == 0 && !underComputeSanitizer();
+}
+
+// Each window also holds two launches of this lab kernel and two copies of
+// kCanaryBytes to the host: a trace that misses them was switched off or
+// tampered with during the call.
+constexpr const char* kCanaryKernel = "traceCanary_k";
+constexpr std::size_t kCanaryBytes = 12;
+
+// Two canaries into the window: a launch of the lab's kernel, a small copy.
+void canary() {
+    static int* device = [] {
+        int* p = nullptr;
+        CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&p), kCanaryBytes));
+        return p;
+    }();
+    launchTraceCanary(device);
+    CUDA_CHECK_LAUNCH("traceCanary_k");
+    int host[kCanaryBytes / sizeof(int)];
+    CUDA_CHECK(cudaMemcpy(host, device, kCanaryBytes, cudaMemcpyDeviceToHost));
+}
+
+#ifndef LAB_EMULATED
 
 // ---------------------------------------------------------------- CUPTI itself
 
@@ -80,12 +115,6 @@ struct Window {
     std::vector<std::string> outside;  // host-memory calls made outside any window, from start-up on
 };
 Window window;
-
-// Each window also holds two launches of this lab kernel and two copies of
-// kCanaryBytes to the host: a trace that misses them was switched off or
-// tampered with during the call.
-constexpr const char* kCanaryKernel = "traceCanary_k";
-constexpr std::size_t kCanaryBytes = 12;
 
 std::string demangle(const char* name) {
     int status = 0;
@@ -165,18 +194,6 @@ std::string cuptiError(CUptiResult r) {
     return text ? text : "unknown CUPTI error";
 }
 
-// compute-sanitizer and CUPTI do not mix: under the sanitizer the trace is
-// off, whatever LAB_TRACE says.
-bool tracingOff() {
-    const char* env = std::getenv("LAB_TRACE");
-    return (env != nullptr && std::strcmp(env, "0") == 0) || underComputeSanitizer();
-}
-
-bool tracingRequired() {
-    const char* env = std::getenv("LAB_TRACE");
-    return env != nullptr && std::strcmp(env, "require") == 0 && !underComputeSanitizer();
-}
-
 // The callbacks on host-memory calls, once; "" when they run.
 std::string subscribeOnce() {
     static const std::string problem = [] {
@@ -216,18 +233,7 @@ const std::string& tracingProblem() {
     return problem;
 }
 
-// Two canaries into the window: a launch of the lab's kernel, a small copy.
-void canary() {
-    static int* device = [] {
-        int* p = nullptr;
-        CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&p), kCanaryBytes));
-        return p;
-    }();
-    launchTraceCanary(device);
-    CUDA_CHECK_LAUNCH("traceCanary_k");
-    int host[kCanaryBytes / sizeof(int)];
-    CUDA_CHECK(cudaMemcpy(host, device, kCanaryBytes, cudaMemcpyDeviceToHost));
-}
+#endif  // LAB_EMULATED
 
 }  // namespace
 
@@ -257,6 +263,8 @@ std::string kernelShortName(const std::string& full) {
     const std::size_t colons = plain.rfind("::");
     return colons == std::string::npos ? plain : plain.substr(colons + 2);
 }
+
+#ifndef LAB_EMULATED
 
 std::string tracingStatus() { return tracingProblem().empty() ? "on" : "off: " + tracingProblem(); }
 
@@ -297,6 +305,59 @@ TraceLog traceCall(const std::function<void()>& call) {
     if (err != cudaSuccess) window.log.fault = std::string(cudaGetErrorName(err)) + ": " + cudaGetErrorString(err);
     return window.log;
 }
+
+#else  // the emulator's own record of launches and copies (emulator/emu.hpp)
+
+std::string tracingStatus() {
+    return tracingOff() ? "off (LAB_TRACE=0)" : "on (the emulator's record of launches and copies)";
+}
+
+TraceLog traceCall(const std::function<void()>& call) {
+    TraceLog log;
+    if (tracingOff()) {
+        call();
+        log.why = "tracing is off (LAB_TRACE=0)";
+        return log;
+    }
+    log.traced = true;
+    const std::size_t callsBefore = emu::hostMemoryCallCount();
+    emu::recordLaunches(true);
+    try {
+        canary();
+        call();
+        canary();
+    } catch (...) {
+        emu::recordLaunches(false);
+        throw;
+    }
+    emu::recordLaunches(false);
+    const cudaError_t err = cudaDeviceSynchronize();
+    for (std::size_t i = 0; i < emu::launchCount(); ++i) {
+        KernelLaunch launch;
+        launch.fullName = emu::launchName(i);
+        launch.name = kernelShortName(launch.fullName);
+        launch.blocks = emu::launchBlocks(i);
+        launch.threads = emu::launchThreads(i);
+        if (launch.name == kCanaryKernel) ++log.canaryKernels;
+        else log.kernels.push_back(launch);
+    }
+    for (std::size_t i = 0; i < emu::hostCopyCount(); ++i) {
+        const std::string copy = emu::hostCopy(i);
+        if (copy == "device-to-host copy of " + std::to_string(kCanaryBytes) + " bytes" &&
+            log.canaryCopies < log.canaryKernels)
+            ++log.canaryCopies;
+        else
+            log.hostCopies.push_back(copy);
+    }
+    for (std::size_t i = 0; i < emu::hostMemoryCallCount(); ++i)
+        log.hostMemoryCalls.push_back(emu::hostMemoryCall(i) +
+                                      std::string(i < callsBefore ? " (outside a traced call)" : ""));
+    if (err != cudaSuccess)
+        log.fault = std::string(cudaGetErrorName(err)) + ": " + cudaGetErrorString(err) + " (" + emu::faultMessage() + ")";
+    return log;
+}
+
+#endif  // LAB_EMULATED
 
 Check checkTrace(const TraceLog& log, const std::vector<KernelRule>& rules, const std::string& what) {
     if (!log.traced) {

@@ -1,0 +1,1048 @@
+// The emulated GPU (emu.hpp says what it is for). Compiled without
+// -fsanitize=thread: nothing here is checked, and it answers the checks of
+// the kernel files.
+//
+// Layout:
+//   1. state: the emulated device, its allocations, errors, the trace log
+//   2. fibers and the scheduler: one launch, block after block
+//   3. the access checks (__tsan_* entry points) and shared-memory shadow
+//   4. the runtime API
+#include "emu.hpp"
+
+#include <cxxabi.h>
+#include <elf.h>
+#include <fcntl.h>
+#include <link.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+uint3 threadIdx, blockIdx;
+dim3 blockDim, gridDim;
+
+extern "C" {
+extern char __start_emu_shared[] __attribute__((weak));
+extern char __stop_emu_shared[] __attribute__((weak));
+extern char __executable_start[];
+extern char _end[];
+}
+
+namespace emu {
+namespace {
+
+// ================================================================ 1. state
+
+constexpr int kMaxThreads = 1024;
+constexpr std::size_t kStaticSharedLimit = 48 * 1024;
+constexpr std::size_t kDynamicSharedLimit = 48 * 1024;
+constexpr std::size_t kStackBytes = 256 * 1024;  // per CUDA thread, parameters included
+constexpr std::size_t kParamBytes = 32 * 1024;   // at the top of each stack
+
+std::size_t memoryLimit() {
+    static const std::size_t limit = [] {
+        const char* env = std::getenv("EMU_MEMORY_MB");
+        const long long mb = env ? std::atoll(env) : 4096;
+        return static_cast<std::size_t>(mb > 0 ? mb : 4096) << 20;
+    }();
+    return limit;
+}
+
+struct Allocation {
+    char* start;
+    std::size_t bytes;
+    char* mapping;
+    std::size_t mapped;
+    bool device;  // false: host memory visible to kernels (pinned, mapped, managed, registered)
+};
+std::map<std::uintptr_t, Allocation> allocations;  // by start
+void deviceMemoryOpen(bool open);                   // section 4
+std::size_t allocatedBytes = 0;
+
+cudaError_t lastError = cudaSuccess;    // cleared by cudaGetLastError
+cudaError_t stickyError = cudaSuccess;  // a kernel fault: every later call returns it
+std::string lastFault;
+
+struct Log {
+    bool on = false;
+    std::vector<std::string> names;
+    std::vector<long long> blocks;
+    std::vector<int> threads;
+    std::vector<std::string> copies;
+    std::vector<std::string> memoryCalls;
+} trace;
+
+void hostMemoryCallMade(const char* name) { trace.memoryCalls.push_back(name); }
+
+std::string hex(const void* p) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%p", p);
+    return buf;
+}
+
+// ---------------------------------------------------------------- symbols
+// The executable's own symbol table (static functions and the shared
+// variables of kernels included), for kernels launched by pointer and for
+// naming the shared variable an error touched.
+struct Symbol {
+    std::uintptr_t address;
+    std::size_t size;
+    std::string name;
+};
+
+std::string demangle(const char* mangled) {
+    int status = 0;
+    char* plain = abi::__cxa_demangle(mangled, nullptr, nullptr, &status);
+    std::string out = status == 0 && plain ? plain : mangled;
+    std::free(plain);
+    return out;
+}
+
+const std::vector<Symbol>& symbols() {
+    static const std::vector<Symbol> table = [] {
+        std::vector<Symbol> out;
+        std::uintptr_t base = 0;
+        dl_iterate_phdr([](dl_phdr_info* info, std::size_t, void* b) {
+            *static_cast<std::uintptr_t*>(b) = info->dlpi_addr;
+            return 1;  // the first object is the executable
+        }, &base);
+        const int fd = open("/proc/self/exe", O_RDONLY);
+        if (fd < 0) return out;
+        const off_t size = lseek(fd, 0, SEEK_END);
+        void* map = mmap(nullptr, static_cast<std::size_t>(size), PROT_READ, MAP_PRIVATE, fd, 0);
+        close(fd);
+        if (map == MAP_FAILED) return out;
+        const auto* file = static_cast<const char*>(map);
+        const auto* eh = reinterpret_cast<const Elf64_Ehdr*>(file);
+        const auto* sh = reinterpret_cast<const Elf64_Shdr*>(file + eh->e_shoff);
+        for (int i = 0; i < eh->e_shnum; ++i) {
+            if (sh[i].sh_type != SHT_SYMTAB) continue;
+            const auto* syms = reinterpret_cast<const Elf64_Sym*>(file + sh[i].sh_offset);
+            const char* names = file + sh[sh[i].sh_link].sh_offset;
+            for (std::size_t k = 0; k < sh[i].sh_size / sizeof(Elf64_Sym); ++k) {
+                const int type = ELF64_ST_TYPE(syms[k].st_info);
+                if ((type == STT_FUNC || type == STT_OBJECT) && syms[k].st_value != 0)
+                    out.push_back({base + syms[k].st_value, syms[k].st_size, names + syms[k].st_name});
+            }
+        }
+        munmap(map, static_cast<std::size_t>(size));
+        std::sort(out.begin(), out.end(), [](const Symbol& a, const Symbol& b) { return a.address < b.address; });
+        return out;
+    }();
+    return table;
+}
+
+// The symbol holding `address`, demangled, with the offset into it.
+std::string symbolAt(const void* address, std::size_t* offset = nullptr) {
+    const auto a = reinterpret_cast<std::uintptr_t>(address);
+    const auto& table = symbols();
+    auto it = std::upper_bound(table.begin(), table.end(), a,
+                               [](std::uintptr_t x, const Symbol& s) { return x < s.address; });
+    while (it != table.begin()) {
+        --it;
+        if (a < it->address + std::max<std::size_t>(it->size, 1)) {
+            if (offset) *offset = a - it->address;
+            return demangle(it->name.c_str());
+        }
+        if (it->size != 0) break;
+    }
+    return "";
+}
+
+// ================================================================ 2. fibers
+
+enum class State { Ready, AtBarrier, AtWarp, Done };
+enum class Barrier { Plain, Count, And, Or };
+
+struct Thread {
+    ucontext_t context;
+    State state = State::Ready;
+    Barrier barrier = Barrier::Plain;
+    int predicate = 0, result = 0;
+    // a warp operation: 0 syncwarp, 1 ballot, 2 shuffle
+    int warpOp = 0, shuffleKind = 0, shuffleLane = 0, shuffleWidth = 32;
+    unsigned mask = 0;
+    unsigned long long value = 0, warpResult = 0;
+};
+
+struct Launch {
+    const char* name = "";
+    dim3 grid, block;
+    int threads = 0;
+    uint3 blockIndex{0, 0, 0};
+    Body body = nullptr;
+    std::size_t closureBytes = 0;
+    const void* closure = nullptr;
+    std::vector<Thread> thread;
+    int current = -1;
+    bool aborted = false;
+    std::uint32_t warpSyncs[kMaxThreads / 32] = {};
+};
+
+Launch* active = nullptr;  // the launch running now, if any
+bool inKernel = false;     // a fiber is running (the access checks are on)
+ucontext_t scheduler;
+char* stacks = nullptr;    // kMaxThreads stacks, each with a guard page below
+
+std::uint32_t blockGeneration = 0;  // one per block run: shared memory starts unwritten
+std::uint32_t interval = 0;         // one per block start and per barrier
+
+// ---------------------------------------------------------------- order
+enum class Order { Forward, Reverse, Random };
+struct OrderSetting {
+    Order order = Order::Random;
+    unsigned long long seed = 0;
+    std::string text;
+};
+const OrderSetting& orderSetting() {
+    static const OrderSetting setting = [] {
+        OrderSetting s;
+        const char* env = std::getenv("EMU_ORDER");
+        const std::string value = env ? env : "random";
+        if (value == "forward") s.order = Order::Forward;
+        else if (value == "reverse") s.order = Order::Reverse;
+        else if (value != "random") {
+            std::fprintf(stderr, "EMU_ORDER must be forward, reverse or random, not '%s'\n", value.c_str());
+            std::exit(2);
+        }
+        const char* seed = std::getenv("EMU_SEED");
+        s.seed = seed ? std::strtoull(seed, nullptr, 10) : std::random_device{}();
+        s.text = "threads run between barriers in " + value + " order" +
+                 (s.order == Order::Random ? " (EMU_SEED=" + std::to_string(s.seed) + ")" : "");
+        return s;
+    }();
+    return setting;
+}
+std::mt19937_64& rng() {
+    static std::mt19937_64 r(orderSetting().seed);
+    return r;
+}
+
+// ---------------------------------------------------------------- faults
+std::string where(const Launch& l, int t) {
+    const unsigned bx = l.block.x, by = l.block.y;
+    std::ostringstream os;
+    os << "thread (" << t % bx << "," << (t / bx) % by << "," << t / (bx * by) << ") of block (" << l.blockIndex.x
+       << "," << l.blockIndex.y << "," << l.blockIndex.z << ") in " << l.name;
+    return os.str();
+}
+
+// Ends the launch: the message is printed and kept, every later CUDA call
+// returns the error, as after a fault on a GPU.
+void reportFault(const std::string& what) {
+    lastFault = "EMULATED GPU FAULT: " + what;
+    std::fprintf(stderr, "%s\n", lastFault.c_str());
+    std::fflush(stderr);
+    stickyError = cudaErrorIllegalAddress;
+    active->aborted = true;
+}
+
+// The same from inside a thread, whose fiber is then dropped.
+[[noreturn]] void fault(const std::string& what) {
+    reportFault(what);
+    inKernel = false;
+    setcontext(&scheduler);  // back into resume(), never to this fiber
+    std::abort();
+}
+
+[[noreturn]] void faultHere(const std::string& what) { fault(what + " by " + where(*active, active->current)); }
+
+// ---------------------------------------------------------------- running
+Thread& me() { return active->thread[active->current]; }
+
+void yieldToScheduler() {
+    Launch& l = *active;
+    const int self = l.current;
+    inKernel = false;
+    swapcontext(&l.thread[self].context, &scheduler);
+    // resumed by the scheduler, which has set l.current = self and inKernel
+}
+
+void fiberEntry() {
+    Launch& l = *active;
+    char* top = stacks + static_cast<std::size_t>(l.current) * kStackBytes + kStackBytes;
+    l.body(top - kParamBytes);
+    l.thread[l.current].state = State::Done;
+    inKernel = false;
+    swapcontext(&l.thread[l.current].context, &scheduler);
+}
+
+void resume(Launch& l, int t) {
+    l.current = t;
+    const unsigned u = static_cast<unsigned>(t);
+    ::threadIdx = {u % l.block.x, (u / l.block.x) % l.block.y, u / (l.block.x * l.block.y)};
+    inKernel = true;
+    swapcontext(&scheduler, &l.thread[t].context);
+    inKernel = false;
+}
+
+std::string list(const std::vector<int>& ids, const Launch& l) {
+    std::ostringstream os;
+    for (std::size_t i = 0; i < ids.size() && i < 3; ++i) os << (i ? "; " : "") << where(l, ids[i]);
+    if (ids.size() > 3) os << " and " << ids.size() - 3 << " more";
+    return os.str();
+}
+
+// The warps whose every thread of the mask waits at a warp operation go on.
+bool releaseWarps(Launch& l) {
+    bool any = false;
+    for (int w = 0; w * 32 < l.threads; ++w) {
+        const int first = w * 32, last = std::min(l.threads, first + 32);
+        int waiting = -1;
+        for (int t = first; t < last; ++t)
+            if (l.thread[t].state == State::AtWarp) waiting = t;
+        if (waiting < 0) continue;
+        const unsigned mask = l.thread[waiting].mask;
+        bool ready = true;
+        for (int t = first; t < last; ++t) {
+            const bool named = (mask >> (t - first)) & 1u;
+            if (!named) continue;
+            if (l.thread[t].state == State::Done) {
+                reportFault("a warp operation names lane " + std::to_string(t - first) + ", which has exited, by " +
+                            where(l, waiting));
+                return false;
+            }
+            if (l.thread[t].state != State::AtWarp) ready = false;
+        }
+        if (!ready) continue;
+        unsigned ballot = 0;
+        for (int t = first; t < last; ++t)
+            if (((mask >> (t - first)) & 1u) && l.thread[t].predicate) ballot |= 1u << (t - first);
+        for (int t = first; t < last; ++t) {
+            Thread& th = l.thread[t];
+            if (!((mask >> (t - first)) & 1u)) continue;
+            if (th.warpOp == 1) th.warpResult = ballot;
+            if (th.warpOp == 2) {
+                const int lane = t - first, width = th.shuffleWidth, segment = lane & ~(width - 1);
+                int src = lane;
+                switch (th.shuffleKind) {
+                    case kShflIdx: src = segment + (th.shuffleLane & (width - 1)); break;
+                    case kShflUp: src = (lane - segment) >= th.shuffleLane ? lane - th.shuffleLane : lane; break;
+                    case kShflDown: src = (lane - segment) + th.shuffleLane < width ? lane + th.shuffleLane : lane; break;
+                    case kShflXor: src = lane ^ th.shuffleLane; if ((src & ~(width - 1)) != segment) src = lane; break;
+                }
+                const int from = first + src;
+                th.warpResult = (from < last && ((mask >> src) & 1u)) ? l.thread[from].value : th.value;
+            }
+            th.state = State::Ready;
+        }
+        ++l.warpSyncs[w];
+        any = true;
+    }
+    return any;
+}
+
+// Every thread at __syncthreads: all go on (the reduction computed), the
+// next interval starts. A thread that has exited never arrives: a fault.
+bool releaseBlock(Launch& l) {
+    std::vector<int> at, done, elsewhere;
+    for (int t = 0; t < l.threads; ++t) {
+        const State s = l.thread[t].state;
+        (s == State::AtBarrier ? at : s == State::Done ? done : elsewhere).push_back(t);
+    }
+    if (at.empty()) {
+        reportFault("deadlock: " + list(elsewhere, l) + " wait at warp operations that cannot complete");
+        return false;
+    }
+    if (!elsewhere.empty()) {
+        reportFault("deadlock: " + list(at, l) + " wait at __syncthreads while " + list(elsewhere, l) +
+              " wait at a warp operation that cannot complete");
+        return false;
+    }
+    if (!done.empty()) {
+        reportFault("a barrier some threads never reach: " + list(at, l) + " wait at __syncthreads, but " + list(done, l) +
+              " returned without reaching it");
+        return false;
+    }
+    int count = 0;
+    for (int t : at) count += l.thread[t].predicate != 0;
+    for (int t : at) {
+        Thread& th = l.thread[t];
+        switch (th.barrier) {
+            case Barrier::Plain: th.result = 0; break;
+            case Barrier::Count: th.result = count; break;
+            case Barrier::And: th.result = count == l.threads; break;
+            case Barrier::Or: th.result = count > 0; break;
+        }
+        th.state = State::Ready;
+    }
+    ++interval;
+    return true;
+}
+
+void runBlock(Launch& l) {
+    ++blockGeneration;
+    ++interval;
+    std::fill(std::begin(l.warpSyncs), std::end(l.warpSyncs), 0u);
+    for (int t = 0; t < l.threads; ++t) {
+        Thread& th = l.thread[t];
+        th = Thread{};
+        char* base = stacks + static_cast<std::size_t>(t) * kStackBytes;
+        std::memcpy(base + kStackBytes - kParamBytes, l.closure, l.closureBytes);
+        getcontext(&th.context);
+        th.context.uc_stack.ss_sp = base;
+        th.context.uc_stack.ss_size = kStackBytes - kParamBytes;
+        th.context.uc_link = nullptr;
+        makecontext(&th.context, fiberEntry, 0);
+    }
+    std::vector<int> order(static_cast<std::size_t>(l.threads));
+    for (;;) {
+        for (int t = 0; t < l.threads; ++t) order[static_cast<std::size_t>(t)] = t;
+        switch (orderSetting().order) {
+            case Order::Forward: break;
+            case Order::Reverse: std::reverse(order.begin(), order.end()); break;
+            case Order::Random: std::shuffle(order.begin(), order.end(), rng()); break;
+        }
+        for (int t : order) {
+            if (l.thread[t].state != State::Ready) continue;
+            // getcontext above returns here after a fault's setcontext
+            resume(l, t);
+            if (l.aborted) return;
+        }
+        bool allDone = true;
+        for (const Thread& th : l.thread) allDone = allDone && th.state == State::Done;
+        if (allDone) return;
+        if (releaseWarps(l)) continue;
+        if (l.aborted) return;
+        if (!releaseBlock(l)) return;  // it has reported why nothing can go on
+    }
+}
+
+void ensureStacks() {
+    if (stacks) return;
+    void* p = mmap(nullptr, kStackBytes * kMaxThreads, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED) {
+        std::fprintf(stderr, "emulator: cannot map the threads' stacks\n");
+        std::exit(1);
+    }
+    stacks = static_cast<char*>(p);
+    for (int t = 0; t < kMaxThreads; ++t) mprotect(stacks + static_cast<std::size_t>(t) * kStackBytes, 4096, PROT_NONE);
+}
+
+// ================================================================ 3. checks
+
+char dynamicArena[kDynamicSharedLimit] __attribute__((aligned(256)));
+
+bool inRange(const void* p, const void* lo, const void* hi) {
+    return reinterpret_cast<std::uintptr_t>(p) >= reinterpret_cast<std::uintptr_t>(lo) &&
+           reinterpret_cast<std::uintptr_t>(p) < reinterpret_cast<std::uintptr_t>(hi);
+}
+
+// One shadow entry per shared byte: who last wrote and read it, when.
+struct Shadow {
+    std::uint32_t generation;  // the block it was last touched in
+    std::uint32_t writeInterval, readInterval;
+    std::uint32_t writeWarpSync, readWarpSync;
+    std::uint16_t writer, reader;
+    std::uint8_t written, manyReaders;
+};
+Shadow* shadow = nullptr;
+std::size_t staticSharedBytes() {
+    return __start_emu_shared ? static_cast<std::size_t>(__stop_emu_shared - __start_emu_shared) : 0;
+}
+
+Shadow& shadowOf(const char* p) {
+    if (!shadow) {
+        const std::size_t n = staticSharedBytes() + kDynamicSharedLimit;
+        void* m = mmap(nullptr, n * sizeof(Shadow), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+                       -1, 0);
+        if (m == MAP_FAILED) {
+            std::fprintf(stderr, "emulator: cannot map the shared-memory shadow\n");
+            std::exit(1);
+        }
+        shadow = static_cast<Shadow*>(m);
+    }
+    const std::size_t i = inRange(p, dynamicArena, dynamicArena + kDynamicSharedLimit)
+                              ? staticSharedBytes() + static_cast<std::size_t>(p - dynamicArena)
+                              : static_cast<std::size_t>(p - __start_emu_shared);
+    return shadow[i];
+}
+
+std::string sharedName(const char* p) {
+    if (inRange(p, dynamicArena, dynamicArena + kDynamicSharedLimit))
+        return "dynamic shared memory, byte " + std::to_string(p - dynamicArena);
+    std::size_t offset = 0;
+    std::string name = symbolAt(p, &offset);
+    if (name.empty()) return "shared memory at " + hex(p);
+    const std::size_t colons = name.rfind("::");
+    if (colons != std::string::npos) name = name.substr(colons + 2);
+    return "shared variable '" + name + "', byte " + std::to_string(offset);
+}
+
+bool orderedInWarp(const Launch& l, int earlier, std::uint32_t warpSyncThen, int now) {
+    return earlier / 32 == now / 32 && l.warpSyncs[now / 32] != warpSyncThen;
+}
+
+void checkShared(const char* p, std::size_t bytes, bool write) {
+    Launch& l = *active;
+    const int t = l.current;
+    const std::uint32_t ws = l.warpSyncs[t / 32];
+    for (std::size_t i = 0; i < bytes; ++i) {
+        Shadow& s = shadowOf(p + i);
+        if (s.generation != blockGeneration) {
+            s = Shadow{};
+            s.generation = blockGeneration;
+            const_cast<char*>(p)[i] = static_cast<char>(0xA5);  // poison, never zero
+        }
+        if (!write) {
+            if (!s.written)
+                faultHere("read of " + sharedName(p + i) + ", which no thread of this block has written,");
+            if (s.writeInterval == interval && s.writer != t && !orderedInWarp(l, s.writer, s.writeWarpSync, t))
+                faultHere("shared-memory race on " + sharedName(p + i) + ": written by " + where(l, s.writer) +
+                          " and read, with no barrier between,");
+            if (s.readInterval == interval && s.reader != t) s.manyReaders = 1;
+            if (s.readInterval != interval) s.manyReaders = 0;
+            s.readInterval = interval;
+            s.reader = static_cast<std::uint16_t>(t);
+            s.readWarpSync = ws;
+        } else {
+            if (s.written && s.writeInterval == interval && s.writer != t &&
+                !orderedInWarp(l, s.writer, s.writeWarpSync, t))
+                faultHere("shared-memory race on " + sharedName(p + i) + ": written by " + where(l, s.writer) +
+                          " and written again, with no barrier between,");
+            if (s.readInterval == interval && (s.manyReaders || s.reader != t) &&
+                !(s.manyReaders == 0 && orderedInWarp(l, s.reader, s.readWarpSync, t)))
+                faultHere("shared-memory race on " + sharedName(p + i) + ": read by " +
+                          (s.manyReaders ? std::string("several threads") : where(l, s.reader)) +
+                          " and written, with no barrier between,");
+            s.written = 1;
+            s.writeInterval = interval;
+            s.writer = static_cast<std::uint16_t>(t);
+            s.writeWarpSync = ws;
+        }
+    }
+}
+
+const Allocation* allocationNear(std::uintptr_t a) {
+    auto it = allocations.upper_bound(a);
+    const Allocation* before = it == allocations.begin() ? nullptr : &std::prev(it)->second;
+    const Allocation* after = it == allocations.end() ? nullptr : &it->second;
+    if (before && a < reinterpret_cast<std::uintptr_t>(before->start) + before->bytes + 4096) return before;
+    if (after && reinterpret_cast<std::uintptr_t>(after->start) - a < 4096) return after;
+    return nullptr;
+}
+
+const Allocation* lastHit = nullptr;
+
+void access(const void* address, std::size_t bytes, bool write) {
+    if (!inKernel) return;
+    const char* p = static_cast<const char*>(address);
+    if ((__start_emu_shared && inRange(p, __start_emu_shared, __stop_emu_shared)) ||
+        inRange(p, dynamicArena, dynamicArena + kDynamicSharedLimit)) {
+        checkShared(p, bytes, write);
+        return;
+    }
+    char* stack = stacks + static_cast<std::size_t>(active->current) * kStackBytes;
+    if (inRange(p, stack, stack + kStackBytes)) return;
+    if (inRange(p, __executable_start, _end)) return;  // the program's own data (__device__ variables)
+    const auto a = reinterpret_cast<std::uintptr_t>(p);
+    auto inside = [&](const Allocation* m) {
+        return m && a >= reinterpret_cast<std::uintptr_t>(m->start) &&
+               a + bytes <= reinterpret_cast<std::uintptr_t>(m->start) + m->bytes;
+    };
+    if (inside(lastHit)) return;
+    auto it = allocations.upper_bound(a);
+    if (it != allocations.begin() && inside(&std::prev(it)->second)) {
+        lastHit = &std::prev(it)->second;
+        return;
+    }
+    std::ostringstream os;
+    os << (write ? "write" : "read") << " of " << bytes << " bytes at " << hex(p);
+    if (const Allocation* m = allocationNear(a)) {
+        const long long off = static_cast<long long>(a - reinterpret_cast<std::uintptr_t>(m->start));
+        os << ", out of bounds: " << (off < 0 ? std::to_string(-off) + " bytes before" : std::to_string(off - static_cast<long long>(m->bytes)) + " bytes past the end of")
+           << " a " << m->bytes << "-byte " << (m->device ? "device allocation" : "host allocation") << ",";
+    } else {
+        os << ", which is not device memory (a host pointer? memory already freed?),";
+    }
+    faultHere(os.str());
+}
+
+}  // namespace
+
+// ================================================================ the emulator's API
+
+void run(const char* name, const Config& config, Body body, const void* closure, std::size_t bytes) {
+    if (stickyError != cudaSuccess) return;
+    if (active) {
+        std::fprintf(stderr, "emulator: a kernel launched %s from device code (dynamic parallelism is not emulated)\n",
+                     name);
+        std::exit(1);
+    }
+    const dim3 g = config.grid, b = config.block;
+    const unsigned long long threads = 1ull * b.x * b.y * b.z;
+    if (threads == 0 || threads > kMaxThreads || b.z > 64 || g.x == 0 || g.y == 0 || g.z == 0 || g.x > 2147483647u ||
+        g.y > 65535 || g.z > 65535 || config.shared > kDynamicSharedLimit || bytes > kParamBytes) {
+        lastError = cudaErrorInvalidConfiguration;
+        return;
+    }
+    if (trace.on) {
+        trace.names.push_back(name);
+        trace.blocks.push_back(1ll * g.x * g.y * g.z);
+        trace.threads.push_back(static_cast<int>(threads));
+    }
+    ensureStacks();
+    Launch l;
+    l.name = name;
+    l.grid = g;
+    l.block = b;
+    l.threads = static_cast<int>(threads);
+    l.body = body;
+    l.closure = closure;
+    l.closureBytes = bytes;
+    l.thread.resize(threads);
+    active = &l;
+    ::blockDim = b;
+    ::gridDim = g;
+    deviceMemoryOpen(true);
+    for (unsigned z = 0; z < g.z && !l.aborted; ++z)
+        for (unsigned y = 0; y < g.y && !l.aborted; ++y)
+            for (unsigned x = 0; x < g.x && !l.aborted; ++x) {
+                l.blockIndex = {x, y, z};
+                ::blockIdx = l.blockIndex;
+                runBlock(l);
+            }
+    deviceMemoryOpen(false);
+    active = nullptr;
+    inKernel = false;
+}
+
+const char* kernelName(const void* function) {
+    static std::map<const void*, std::string> names;
+    auto it = names.find(function);
+    if (it == names.end()) {
+        std::string name = symbolAt(function);
+        it = names.emplace(function, name.empty() ? "(a kernel)" : name).first;
+    }
+    return it->second.c_str();
+}
+
+void* dynamicShared() { return dynamicArena; }
+
+namespace {
+int blockBarrier(Barrier kind, int predicate) {
+    if (!active) {
+        std::fprintf(stderr, "emulator: __syncthreads called outside a kernel\n");
+        std::exit(1);
+    }
+    Thread& th = me();
+    th.state = State::AtBarrier;
+    th.barrier = kind;
+    th.predicate = predicate;
+    yieldToScheduler();
+    return me().result;
+}
+unsigned long long warpOperation(int op, unsigned mask, unsigned long long value, int predicate) {
+    if (!active) {
+        std::fprintf(stderr, "emulator: a warp operation called outside a kernel\n");
+        std::exit(1);
+    }
+    const int lane = active->current % 32;
+    if (!((mask >> lane) & 1u))
+        faultHere("a warp operation whose mask (" + hex(reinterpret_cast<void*>(static_cast<std::uintptr_t>(mask))) +
+                  ") leaves out the calling lane");
+    Thread& th = me();
+    th.state = State::AtWarp;
+    th.warpOp = op;
+    th.mask = mask;
+    th.value = value;
+    th.predicate = predicate;
+    yieldToScheduler();
+    return me().warpResult;
+}
+}  // namespace
+
+void syncthreads() { blockBarrier(Barrier::Plain, 0); }
+int syncthreadsCount(int p) { return blockBarrier(Barrier::Count, p != 0); }
+int syncthreadsAnd(int p) { return blockBarrier(Barrier::And, p != 0); }
+int syncthreadsOr(int p) { return blockBarrier(Barrier::Or, p != 0); }
+void syncwarp(unsigned mask) { warpOperation(0, mask, 0, 0); }
+unsigned ballot(unsigned mask, int p) { return static_cast<unsigned>(warpOperation(1, mask, 0, p != 0)); }
+unsigned activemask() {
+    const Launch& l = *active;
+    const int first = l.current / 32 * 32;
+    unsigned m = 0;
+    for (int t = first; t < std::min(l.threads, first + 32); ++t)
+        if (l.thread[t].state != State::Done) m |= 1u << (t - first);
+    return m;
+}
+unsigned long long shuffle(unsigned mask, unsigned long long value, int kind, int lane, int width) {
+    if (width <= 0 || width > 32 || (width & (width - 1)))
+        faultHere("a shuffle with width " + std::to_string(width) + " (a power of two up to 32)");
+    Thread& th = me();
+    th.shuffleKind = kind;
+    th.shuffleLane = lane;
+    th.shuffleWidth = width;
+    return warpOperation(2, mask, value, 0);
+}
+
+void checkAtomic(const void* address, std::size_t bytes) {
+    if (!inKernel) return;
+    const char* p = static_cast<const char*>(address);
+    if ((__start_emu_shared && inRange(p, __start_emu_shared, __stop_emu_shared)) ||
+        inRange(p, dynamicArena, dynamicArena + kDynamicSharedLimit))
+        return;
+    access(address, bytes, true);
+}
+
+void recordLaunches(bool on) {
+    trace.on = on;
+    if (on) {
+        trace.names.clear();
+        trace.blocks.clear();
+        trace.threads.clear();
+        trace.copies.clear();
+    }
+}
+std::size_t launchCount() { return trace.names.size(); }
+const char* launchName(std::size_t i) { return trace.names[i].c_str(); }
+long long launchBlocks(std::size_t i) { return trace.blocks[i]; }
+int launchThreads(std::size_t i) { return trace.threads[i]; }
+std::size_t hostCopyCount() { return trace.copies.size(); }
+const char* hostCopy(std::size_t i) { return trace.copies[i].c_str(); }
+std::size_t hostMemoryCallCount() { return trace.memoryCalls.size(); }
+const char* hostMemoryCall(std::size_t i) { return trace.memoryCalls[i].c_str(); }
+const char* faultMessage() { return lastFault.c_str(); }
+
+const char* describe() {
+    static const std::string text = "EMULATED on the CPU: correctness only; a GPU may still disagree (warp timing, "
+                                    "memory ordering, speed); " + orderSetting().text;
+    return text.c_str();
+}
+
+}  // namespace emu
+
+// ================================================================ the compiler's calls
+// -fsanitize=thread makes the compiler call these before each load and store
+// of the kernel files.
+extern "C" {
+void __tsan_init() {}
+void __tsan_func_entry(void*) {}
+void __tsan_func_exit() {}
+#define EMU_TSAN_SIZE(n)                                                            \
+    void __tsan_read##n(void* p) { emu::access(p, n, false); }                      \
+    void __tsan_write##n(void* p) { emu::access(p, n, true); }                      \
+    void __tsan_unaligned_read##n(void* p) { emu::access(p, n, false); }            \
+    void __tsan_unaligned_write##n(void* p) { emu::access(p, n, true); }            \
+    void __tsan_volatile_read##n(void* p) { emu::access(p, n, false); }             \
+    void __tsan_volatile_write##n(void* p) { emu::access(p, n, true); }
+EMU_TSAN_SIZE(1)
+EMU_TSAN_SIZE(2)
+EMU_TSAN_SIZE(4)
+EMU_TSAN_SIZE(8)
+EMU_TSAN_SIZE(16)
+#undef EMU_TSAN_SIZE
+void __tsan_read_range(void* p, unsigned long n) { emu::access(p, n, false); }
+void __tsan_write_range(void* p, unsigned long n) { emu::access(p, n, true); }
+void __tsan_vptr_update(void**, void*) {}
+void __tsan_vptr_read(void**) {}
+
+// Atomics in instrumented code (a function-local static's guard, std::atomic):
+// done here, unchecked.
+#define EMU_TSAN_ATOMIC(bits, T)                                                                   \
+    T __tsan_atomic##bits##_load(const volatile T* a, int) { return __atomic_load_n(a, __ATOMIC_SEQ_CST); } \
+    void __tsan_atomic##bits##_store(volatile T* a, T v, int) { __atomic_store_n(a, v, __ATOMIC_SEQ_CST); } \
+    T __tsan_atomic##bits##_exchange(volatile T* a, T v, int) { return __atomic_exchange_n(a, v, __ATOMIC_SEQ_CST); } \
+    T __tsan_atomic##bits##_fetch_add(volatile T* a, T v, int) { return __atomic_fetch_add(a, v, __ATOMIC_SEQ_CST); } \
+    T __tsan_atomic##bits##_fetch_sub(volatile T* a, T v, int) { return __atomic_fetch_sub(a, v, __ATOMIC_SEQ_CST); } \
+    T __tsan_atomic##bits##_fetch_and(volatile T* a, T v, int) { return __atomic_fetch_and(a, v, __ATOMIC_SEQ_CST); } \
+    T __tsan_atomic##bits##_fetch_or(volatile T* a, T v, int) { return __atomic_fetch_or(a, v, __ATOMIC_SEQ_CST); } \
+    T __tsan_atomic##bits##_fetch_xor(volatile T* a, T v, int) { return __atomic_fetch_xor(a, v, __ATOMIC_SEQ_CST); } \
+    T __tsan_atomic##bits##_fetch_nand(volatile T* a, T v, int) { return __atomic_fetch_nand(a, v, __ATOMIC_SEQ_CST); } \
+    int __tsan_atomic##bits##_compare_exchange_strong(volatile T* a, T* c, T v, int, int) {       \
+        return __atomic_compare_exchange_n(a, c, v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);     \
+    }                                                                                              \
+    int __tsan_atomic##bits##_compare_exchange_weak(volatile T* a, T* c, T v, int, int) {         \
+        return __atomic_compare_exchange_n(a, c, v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);     \
+    }                                                                                              \
+    T __tsan_atomic##bits##_compare_exchange_val(volatile T* a, T c, T v, int, int) {             \
+        __atomic_compare_exchange_n(a, &c, v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);           \
+        return c;                                                                                  \
+    }
+EMU_TSAN_ATOMIC(8, std::uint8_t)
+EMU_TSAN_ATOMIC(16, std::uint16_t)
+EMU_TSAN_ATOMIC(32, std::uint32_t)
+EMU_TSAN_ATOMIC(64, std::uint64_t)
+#undef EMU_TSAN_ATOMIC
+void __tsan_atomic_thread_fence(int) { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
+void __tsan_atomic_signal_fence(int) {}
+}
+
+// ================================================================ 4. the runtime API
+
+namespace emu {
+namespace {
+
+// Device memory is out of the host's reach, as on a GPU: its pages are
+// readable only while the emulator itself touches them (a launch, a copy),
+// so host code that dereferences a device pointer crashes here as there.
+void deviceMemoryOpen(bool open) {
+    for (auto& [start, m] : allocations)
+        if (m.device) mprotect(m.mapping, m.mapped, open ? PROT_READ | PROT_WRITE : PROT_NONE);
+}
+struct Open {
+    Open() { deviceMemoryOpen(true); }
+    ~Open() { deviceMemoryOpen(false); }
+};
+
+cudaError_t fail(cudaError_t err) {
+    lastError = err;
+    return err;
+}
+
+cudaError_t allocate(void** ptr, std::size_t bytes, bool device, const char* call) {
+    if (stickyError != cudaSuccess) return stickyError;
+    if (!ptr) return fail(cudaErrorInvalidValue);
+    if (!device) hostMemoryCallMade(call);
+    *ptr = nullptr;
+    if (bytes == 0) return cudaSuccess;
+    if (device && allocatedBytes + bytes > memoryLimit()) return fail(cudaErrorMemoryAllocation);
+    const std::size_t page = 4096, mapped = (bytes + page - 1) / page * page + page;  // a guard page after
+    void* m = mmap(nullptr, mapped, device ? PROT_NONE : PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (m == MAP_FAILED) return fail(cudaErrorMemoryAllocation);
+    char* start = static_cast<char*>(m);
+    if (!device) mprotect(start + mapped - page, page, PROT_NONE);
+    allocations[reinterpret_cast<std::uintptr_t>(start)] = {start, bytes, start, mapped - page, device};
+    if (device) allocatedBytes += bytes;
+    *ptr = start;
+    return cudaSuccess;
+}
+
+cudaError_t release(void* ptr, bool device) {
+    if (stickyError != cudaSuccess) return stickyError;
+    if (!ptr) return cudaSuccess;
+    auto it = allocations.find(reinterpret_cast<std::uintptr_t>(ptr));
+    if (it == allocations.end() || it->second.device != device) return fail(cudaErrorInvalidDevicePointer);
+    if (lastHit == &it->second) lastHit = nullptr;
+    munmap(it->second.mapping, it->second.mapped + 4096);
+    if (device) allocatedBytes -= it->second.bytes;
+    allocations.erase(it);
+    return cudaSuccess;
+}
+
+// The allocation holding all of [p, p + bytes), if any.
+const Allocation* holding(const void* p, std::size_t bytes) {
+    const auto a = reinterpret_cast<std::uintptr_t>(p);
+    auto it = allocations.upper_bound(a);
+    if (it == allocations.begin()) return nullptr;
+    const Allocation& m = std::prev(it)->second;
+    const auto s = reinterpret_cast<std::uintptr_t>(m.start);
+    return a >= s && a + bytes <= s + m.bytes ? &m : nullptr;
+}
+
+const char* const kKindNames[] = {"host-to-host", "host-to-device", "device-to-host", "device-to-device", "default"};
+
+cudaError_t copy(void* dst, const void* src, std::size_t bytes, cudaMemcpyKind kind) {
+    if (stickyError != cudaSuccess) return stickyError;
+    if (bytes == 0) return cudaSuccess;
+    if (!dst || !src || kind < cudaMemcpyHostToHost || kind > cudaMemcpyDefault) return fail(cudaErrorInvalidValue);
+    const Allocation* d = holding(dst, bytes);
+    const Allocation* s = holding(src, bytes);
+    const bool dDevice = d && d->device, sDevice = s && s->device;
+    if (kind == cudaMemcpyDefault)
+        kind = sDevice ? (dDevice ? cudaMemcpyDeviceToDevice : cudaMemcpyDeviceToHost)
+                       : (dDevice ? cudaMemcpyHostToDevice : cudaMemcpyHostToHost);
+    // a device side must lie inside one device allocation
+    const bool dWanted = kind == cudaMemcpyHostToDevice || kind == cudaMemcpyDeviceToDevice;
+    const bool sWanted = kind == cudaMemcpyDeviceToHost || kind == cudaMemcpyDeviceToDevice;
+    if ((dWanted && !d) || (sWanted && !s)) return fail(cudaErrorInvalidValue);
+    if (trace.on && (kind == cudaMemcpyHostToDevice || kind == cudaMemcpyDeviceToHost))
+        trace.copies.push_back(std::string(kKindNames[kind]) + " copy of " + std::to_string(bytes) + " bytes");
+    Open open;
+    std::memmove(dst, src, bytes);
+    return cudaSuccess;
+}
+
+struct Event {
+    std::chrono::steady_clock::time_point at;
+    bool recorded = false;
+};
+
+cudaDeviceProp properties() {
+    cudaDeviceProp p{};
+    std::snprintf(p.name, sizeof p.name, "EMULATED on the CPU (no GPU)");
+    p.totalGlobalMem = memoryLimit();
+    p.sharedMemPerBlock = kStaticSharedLimit;
+    p.sharedMemPerBlockOptin = kStaticSharedLimit;
+    p.sharedMemPerMultiprocessor = 2 * kStaticSharedLimit;
+    p.regsPerBlock = 65536;
+    p.warpSize = 32;
+    p.maxThreadsPerBlock = kMaxThreads;
+    p.maxThreadsDim[0] = p.maxThreadsDim[1] = kMaxThreads;
+    p.maxThreadsDim[2] = 64;
+    p.maxGridSize[0] = 2147483647;
+    p.maxGridSize[1] = p.maxGridSize[2] = 65535;
+    p.clockRate = 1000000;
+    p.major = 0;  // no compute capability: nothing real runs here
+    p.minor = 0;
+    p.multiProcessorCount = 1;
+    p.maxThreadsPerMultiProcessor = 2048;
+    p.maxBlocksPerMultiProcessor = 32;
+    p.canMapHostMemory = 1;
+    return p;
+}
+
+}  // namespace
+
+}  // namespace emu
+
+using emu::fail;
+
+long long clock64() {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+}
+
+cudaError_t cudaGetDeviceCount(int* count) {
+    *count = 1;
+    return cudaSuccess;
+}
+cudaError_t cudaGetDevice(int* device) {
+    *device = 0;
+    return cudaSuccess;
+}
+cudaError_t cudaSetDevice(int device) { return device == 0 ? cudaSuccess : fail(cudaErrorInvalidValue); }
+cudaError_t cudaGetDeviceProperties(cudaDeviceProp* prop, int device) {
+    if (device != 0 || !prop) return fail(cudaErrorInvalidValue);
+    *prop = emu::properties();
+    return cudaSuccess;
+}
+cudaError_t cudaDeviceSynchronize() { return emu::stickyError; }
+cudaError_t cudaDeviceReset() { return cudaSuccess; }
+cudaError_t cudaGetLastError() {
+    if (emu::stickyError != cudaSuccess) return emu::stickyError;
+    const cudaError_t e = emu::lastError;
+    emu::lastError = cudaSuccess;
+    return e;
+}
+cudaError_t cudaPeekAtLastError() { return emu::stickyError != cudaSuccess ? emu::stickyError : emu::lastError; }
+
+const char* cudaGetErrorName(cudaError_t err) {
+    switch (err) {
+        case cudaSuccess: return "cudaSuccess";
+        case cudaErrorInvalidValue: return "cudaErrorInvalidValue";
+        case cudaErrorMemoryAllocation: return "cudaErrorMemoryAllocation";
+        case cudaErrorInitializationError: return "cudaErrorInitializationError";
+        case cudaErrorLaunchFailure: return "cudaErrorLaunchFailure";
+        case cudaErrorInvalidConfiguration: return "cudaErrorInvalidConfiguration";
+        case cudaErrorInvalidDevicePointer: return "cudaErrorInvalidDevicePointer";
+        case cudaErrorInvalidMemcpyDirection: return "cudaErrorInvalidMemcpyDirection";
+        case cudaErrorInsufficientDriver: return "cudaErrorInsufficientDriver";
+        case cudaErrorNoDevice: return "cudaErrorNoDevice";
+        case cudaErrorIllegalAddress: return "cudaErrorIllegalAddress";
+        case cudaErrorLaunchOutOfResources: return "cudaErrorLaunchOutOfResources";
+        case cudaErrorNotSupported: return "cudaErrorNotSupported";
+        default: return "cudaErrorUnknown";
+    }
+}
+const char* cudaGetErrorString(cudaError_t err) {
+    switch (err) {
+        case cudaSuccess: return "no error";
+        case cudaErrorInvalidValue: return "invalid argument";
+        case cudaErrorMemoryAllocation: return "out of memory (emulated device; EMU_MEMORY_MB sets its size)";
+        case cudaErrorInvalidConfiguration: return "invalid configuration argument";
+        case cudaErrorInvalidDevicePointer: return "invalid device pointer";
+        case cudaErrorIllegalAddress: return "an illegal memory access was encountered (see the EMULATED GPU FAULT line)";
+        default: return cudaGetErrorName(err);
+    }
+}
+cudaError_t cudaMemGetInfo(std::size_t* free, std::size_t* total) {
+    *total = emu::memoryLimit();
+    *free = emu::memoryLimit() - emu::allocatedBytes;
+    return emu::stickyError;
+}
+
+cudaError_t cudaMalloc(void** ptr, std::size_t bytes) { return emu::allocate(ptr, bytes, true, "cudaMalloc"); }
+cudaError_t cudaFree(void* ptr) { return emu::release(ptr, true); }
+cudaError_t cudaMallocAsync(void** ptr, std::size_t bytes, cudaStream_t) { return cudaMalloc(ptr, bytes); }
+cudaError_t cudaFreeAsync(void* ptr, cudaStream_t) { return cudaFree(ptr); }
+cudaError_t cudaMallocManaged(void** ptr, std::size_t bytes, unsigned) {
+    return emu::allocate(ptr, bytes, false, "cudaMallocManaged");
+}
+cudaError_t cudaMallocHost(void** ptr, std::size_t bytes) { return emu::allocate(ptr, bytes, false, "cudaMallocHost"); }
+cudaError_t cudaHostAlloc(void** ptr, std::size_t bytes, unsigned) {
+    return emu::allocate(ptr, bytes, false, "cudaHostAlloc");
+}
+cudaError_t cudaFreeHost(void* ptr) { return emu::release(ptr, false); }
+cudaError_t cudaHostRegister(void* ptr, std::size_t bytes, unsigned) {
+    emu::hostMemoryCallMade("cudaHostRegister");
+    if (!ptr || bytes == 0) return fail(cudaErrorInvalidValue);
+    emu::allocations[reinterpret_cast<std::uintptr_t>(ptr)] = {static_cast<char*>(ptr), bytes, nullptr, 0, false};
+    return cudaSuccess;
+}
+cudaError_t cudaHostUnregister(void* ptr) {
+    auto it = emu::allocations.find(reinterpret_cast<std::uintptr_t>(ptr));
+    if (it == emu::allocations.end() || it->second.mapping) return fail(cudaErrorInvalidValue);
+    if (emu::lastHit == &it->second) emu::lastHit = nullptr;
+    emu::allocations.erase(it);
+    return cudaSuccess;
+}
+cudaError_t cudaHostGetDevicePointer(void** device, void* host, unsigned) {
+    emu::hostMemoryCallMade("cudaHostGetDevicePointer");
+    *device = host;
+    return cudaSuccess;
+}
+cudaError_t cudaMemcpy(void* dst, const void* src, std::size_t bytes, cudaMemcpyKind kind) {
+    return emu::copy(dst, src, bytes, kind);
+}
+cudaError_t cudaMemcpyAsync(void* dst, const void* src, std::size_t bytes, cudaMemcpyKind kind, cudaStream_t) {
+    return emu::copy(dst, src, bytes, kind);
+}
+cudaError_t cudaMemset(void* dst, int value, std::size_t bytes) {
+    if (emu::stickyError != cudaSuccess) return emu::stickyError;
+    if (bytes == 0) return cudaSuccess;
+    if (!emu::holding(dst, bytes)) return fail(cudaErrorInvalidValue);
+    emu::Open open;
+    std::memset(dst, value, bytes);
+    return cudaSuccess;
+}
+cudaError_t cudaMemsetAsync(void* dst, int value, std::size_t bytes, cudaStream_t) {
+    return cudaMemset(dst, value, bytes);
+}
+cudaError_t cudaDeviceGetDefaultMemPool(cudaMemPool_t* pool, int) {
+    *pool = nullptr;
+    return cudaSuccess;
+}
+cudaError_t cudaMemPoolSetAttribute(cudaMemPool_t, cudaMemPoolAttr, void*) { return cudaSuccess; }
+
+cudaError_t cudaStreamCreate(cudaStream_t* stream) {
+    *stream = nullptr;
+    return cudaSuccess;
+}
+cudaError_t cudaStreamDestroy(cudaStream_t) { return cudaSuccess; }
+cudaError_t cudaStreamSynchronize(cudaStream_t) { return emu::stickyError; }
+cudaError_t cudaEventCreate(cudaEvent_t* event) {
+    *event = reinterpret_cast<cudaEvent_t>(new emu::Event);
+    return cudaSuccess;
+}
+cudaError_t cudaEventDestroy(cudaEvent_t event) {
+    delete reinterpret_cast<emu::Event*>(event);
+    return cudaSuccess;
+}
+cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t) {
+    auto* e = reinterpret_cast<emu::Event*>(event);
+    e->at = std::chrono::steady_clock::now();
+    e->recorded = true;
+    return emu::stickyError;
+}
+cudaError_t cudaEventSynchronize(cudaEvent_t) { return emu::stickyError; }
+cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t start, cudaEvent_t end) {
+    const auto* a = reinterpret_cast<emu::Event*>(start);
+    const auto* b = reinterpret_cast<emu::Event*>(end);
+    if (!a->recorded || !b->recorded) return fail(cudaErrorInvalidValue);
+    *ms = std::chrono::duration<float, std::milli>(b->at - a->at).count();
+    return cudaSuccess;
+}

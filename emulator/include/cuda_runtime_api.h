@@ -1,0 +1,3 @@
+// The emulator stands in for the CUDA runtime (make EMULATE=1).
+#pragma once
+#include "../emu.hpp"

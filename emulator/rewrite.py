@@ -1,0 +1,185 @@
+#!/usr/bin/env python3
+"""The one change an emulated build makes to CUDA source: each launch
+
+    kernel<<<grid, block[, shared[, stream]]>>>(arguments)
+
+becomes a call the host compiler understands,
+
+    ::emu::launch("kernel", ::emu::Config(grid, block...), [](auto... a) { kernel(a...); }, arguments)
+
+and `extern __shared__ T name[];` (dynamic shared memory) becomes a pointer
+to the emulator's. Lines keep their numbers (errors point at the original
+file: each output starts with a #line directive); comments, strings and
+character literals are left alone.
+
+  python3 emulator/rewrite.py OUT_DIR FILE...   writes OUT_DIR/FILE for each FILE
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+
+class RewriteError(Exception):
+    pass
+
+
+def code_mask(text: str) -> list[bool]:
+    """True where a character is code (not in a comment, string or character literal)."""
+    mask = [True] * len(text)
+    i, n = 0, len(text)
+    while i < n:
+        c = text[i]
+        if text.startswith("//", i):
+            j = text.find("\n", i)
+            j = n if j < 0 else j
+        elif text.startswith("/*", i):
+            j = text.find("*/", i + 2)
+            j = n if j < 0 else j + 2
+        elif c == 'R' and text.startswith('R"', i) and (i == 0 or not (text[i - 1].isalnum() or text[i - 1] == "_")):
+            delim_end = text.find("(", i + 2)
+            delim = text[i + 2:delim_end]
+            j = text.find(")" + delim + '"', delim_end)
+            j = n if j < 0 else j + len(delim) + 2
+        elif c in "\"'":
+            if c == "'" and i > 0 and (text[i - 1].isalnum()) and i + 1 < n and text[i + 1].isalnum():
+                i += 1  # a digit separator: 1'000'000
+                continue
+            j = i + 1
+            while j < n and text[j] != c:
+                j += 2 if text[j] == "\\" else 1
+            j += 1
+        else:
+            i += 1
+            continue
+        for k in range(i, min(j, n)):
+            mask[k] = False
+        i = j
+    return mask
+
+
+def _match_back(text: str, mask: list[bool], end: int, close: str, open_: str) -> int:
+    """The index of the `open_` that matches the `close` at text[end]."""
+    depth = 0
+    for k in range(end, -1, -1):
+        if not mask[k]:
+            continue
+        if text[k] == close:
+            depth += 1
+        elif text[k] == open_:
+            depth -= 1
+            if depth == 0:
+                return k
+    raise RewriteError(f"unbalanced '{close}' before a launch")
+
+
+def kernel_start(text: str, mask: list[bool], at: int) -> int:
+    """Where the kernel expression ending just before `at` (the <<<) begins:
+    a name, qualified (ns::k), with template arguments (k<T, 4>), or in
+    parentheses."""
+    k = at - 1
+    while k >= 0 and text[k].isspace():
+        k -= 1
+    if k >= 0 and text[k] == ")":
+        return _match_back(text, mask, k, ")", "(")
+    while True:
+        if k >= 0 and text[k] == ">":
+            k = _match_back(text, mask, k, ">", "<") - 1
+            while k >= 0 and text[k].isspace():
+                k -= 1
+        end = k
+        while k >= 0 and (text[k].isalnum() or text[k] == "_"):
+            k -= 1
+        if k == end:
+            raise RewriteError("no kernel name before '<<<'")
+        j = k
+        while j >= 0 and text[j].isspace():
+            j -= 1
+        if j >= 1 and text[j] == ":" and text[j - 1] == ":":
+            k = j - 2
+            while k >= 0 and text[k].isspace():
+                k -= 1
+            if k < 0 or not (text[k].isalnum() or text[k] == "_" or text[k] == ">"):
+                return j - 1  # ::k
+            continue
+        if j >= 0 and text[j] == "template" [-1] and text[max(0, j - 8):j + 1].endswith("template"):
+            k = j - 8  # ns::template k<T>
+            continue
+        return k + 1
+
+
+def _scan_to(text: str, mask: list[bool], start: int, stop: str) -> int:
+    """The index of `stop` at nesting depth 0 from `start` (brackets of all kinds)."""
+    depth = 0
+    k = start
+    while k < len(text):
+        if mask[k]:
+            if depth == 0 and text.startswith(stop, k):
+                return k
+            if text[k] in "([{":
+                depth += 1
+            elif text[k] in ")]}":
+                depth -= 1
+                if depth < 0:
+                    break
+        k += 1
+    raise RewriteError(f"no '{stop}' to end a launch")
+
+
+def rewrite(text: str) -> str:
+    text = re.sub(r"extern\s+__shared__\s+(?:alignas\s*\(\s*\d+\s*\)\s+|__align__\s*\(\s*\d+\s*\)\s+)?([^;\[]+?)\s+(\w+)\s*\[\s*\]\s*;",
+                  r"\1* const \2 = reinterpret_cast<\1*>(::emu::dynamicShared());", text)
+    mask = code_mask(text)
+    out, done = [], 0
+    i = text.find("<<<")
+    while i >= 0:
+        if not mask[i]:
+            i = text.find("<<<", i + 3)
+            continue
+        start = kernel_start(text, mask, i)
+        close = _scan_to(text, mask, i + 3, ">>>")
+        paren = close + 3
+        while paren < len(text) and text[paren].isspace():
+            paren += 1
+        if paren >= len(text) or text[paren] != "(":
+            raise RewriteError("a launch without its argument list")
+        end = _scan_to(text, mask, paren + 1, ")")
+        kernel, config, args = text[start:i], text[i + 3:close], text[paren + 1:end]
+        gap = text[close + 3:paren]  # whitespace, newlines kept
+        name = " ".join(kernel.split()).replace("\\", "\\\\").replace('"', '\\"')
+        call = (f'::emu::launch("{name}", ::emu::Config({config}), [](auto... emu_a_) {{ {kernel}(emu_a_...); }}'
+                f'{gap}{", " + args if args.strip() else args})')
+        out.append(text[done:start])
+        out.append(call)
+        done = end + 1
+        i = text.find("<<<", done)
+    out.append(text[done:])
+    return "".join(out)
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) < 2:
+        print(__doc__, file=sys.stderr)
+        return 2
+    out_dir = Path(argv[0])
+    status = 0
+    for name in argv[1:]:
+        source = Path(name)
+        target = out_dir / source
+        try:
+            text = rewrite(source.read_text())
+        except RewriteError as err:
+            print(f"{source}: cannot emulate this launch: {err}", file=sys.stderr)
+            status = 1
+            continue
+        target.parent.mkdir(parents=True, exist_ok=True)
+        new = f'#line 1 "{source}"\n{text}'
+        if not target.exists() or target.read_text() != new:
+            target.write_text(new)
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,243 @@
+// The emulator's own tests (make test EMULATE=1 runs them first): every
+// fault it claims to catch is caught, with the thread and block named, and
+// what it must not flag runs clean. Each case runs in a child process (a
+// fault, as on a GPU, spoils the rest of the process).
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace {
+
+// ---------------------------------------------------------------- kernels
+
+__global__ void sumPairs_k(const int* in, int* out, int n) {
+    __shared__ int s[256];
+    const int t = threadIdx.x;
+    s[t] = t < n ? in[t] : 0;
+    __syncthreads();
+    if (t % 2 == 0) out[t / 2] = s[t] + s[t + 1];
+}
+
+__global__ void noBarrier_k(const int* in, int* out) {
+    __shared__ int s[64];
+    const int t = threadIdx.x;
+    s[t] = in[t];
+    __syncthreads();
+    s[t] += 1;
+    out[t] = s[(t + 1) % 64];  // a neighbour's value, which it updates with no barrier between
+}
+
+__global__ void sharedFlag_k(int* out) {
+    __shared__ int flag;
+    flag = 0;  // every thread resets it: the odd-even sort's lesson
+    __syncthreads();
+    if (threadIdx.x == 3) flag = 1;
+    if (flag) out[threadIdx.x] = 1;  // read while thread 3 writes, no barrier between
+}
+
+__global__ void unwrittenShared_k(int* out) {
+    __shared__ int s[64];
+    if (threadIdx.x < 32) s[threadIdx.x] = 1;
+    __syncthreads();
+    out[threadIdx.x] = s[threadIdx.x];  // threads 32..63 read what nobody wrote
+}
+
+__global__ void pastTheEnd_k(const int* in, int* out, int n) {
+    const int t = threadIdx.x;
+    out[t] = in[t + 1];  // the last thread reads in[n]
+    (void)n;
+}
+
+__global__ void readHost_k(const int* host, int* out) { out[threadIdx.x] = host[threadIdx.x]; }
+
+__global__ void earlyReturn_k(int* out) {
+    if (threadIdx.x >= 16) return;
+    __syncthreads();  // threads 16.. never arrive
+    out[threadIdx.x] = 1;
+}
+
+__global__ void warpOps_k(int* out) {
+    const int lane = threadIdx.x % 32;
+    const int v = static_cast<int>(threadIdx.x) * 10;
+    out[threadIdx.x * 6 + 0] = __shfl_sync(0xffffffffu, v, 5);
+    out[threadIdx.x * 6 + 1] = __shfl_up_sync(0xffffffffu, v, 1);
+    out[threadIdx.x * 6 + 2] = __shfl_down_sync(0xffffffffu, v, 2);
+    out[threadIdx.x * 6 + 3] = __shfl_xor_sync(0xffffffffu, v, 1);
+    out[threadIdx.x * 6 + 4] = static_cast<int>(__ballot_sync(0xffffffffu, lane % 3 == 0));
+    out[threadIdx.x * 6 + 5] = __syncthreads_count(threadIdx.x % 4 == 0) + 1000 * __syncthreads_or(threadIdx.x == 7) +
+                               10000 * __syncthreads_and(threadIdx.x < 1000);
+}
+
+__global__ void atomics_k(int* counter) {
+    __shared__ int local;
+    if (threadIdx.x == 0) local = 0;
+    __syncthreads();
+    atomicAdd(&local, 1);
+    __syncthreads();
+    if (threadIdx.x == 0) atomicAdd(counter, local);
+}
+
+__global__ void warpSynchronous_k(int* out) {
+    __shared__ int s[32];
+    s[threadIdx.x] = static_cast<int>(threadIdx.x);
+    __syncwarp();
+    out[threadIdx.x] = s[31 - threadIdx.x];  // ordered by the warp barrier
+}
+
+// ---------------------------------------------------------------- harness
+
+int* deviceInts(int n, int value = 1) {
+    std::vector<int> host(static_cast<std::size_t>(n), value);
+    int* d = nullptr;
+    cudaMalloc(reinterpret_cast<void**>(&d), host.size() * sizeof(int));
+    cudaMemcpy(d, host.data(), host.size() * sizeof(int), cudaMemcpyHostToDevice);
+    return d;
+}
+
+std::vector<int> hostInts(const int* d, int n) {
+    std::vector<int> host(static_cast<std::size_t>(n));
+    cudaMemcpy(host.data(), d, host.size() * sizeof(int), cudaMemcpyDeviceToHost);
+    return host;
+}
+
+// "" when the launch ended as expected: `fault` empty for a clean run, else a
+// text the fault message must hold (and every fault names a thread).
+std::string outcome(const std::string& fault) {
+    const cudaError_t err = cudaDeviceSynchronize();
+    const std::string message = emu::faultMessage();
+    if (fault.empty())
+        return err == cudaSuccess ? "" : "unexpected fault: " + message;
+    if (err == cudaSuccess) return "no fault, expected one about '" + fault + "'";
+    if (message.find(fault) == std::string::npos || message.find("thread (") == std::string::npos)
+        return "fault '" + message + "' does not say '" + fault + "' and name the thread";
+    return "";
+}
+
+struct Case {
+    const char* name;
+    std::function<std::string()> body;
+};
+
+const std::vector<Case>& cases() {
+    static const std::vector<Case> all = {
+        {"a correct kernel runs clean and computes", [] {
+             int* in = deviceInts(256, 3);
+             int* out = deviceInts(128, 0);
+             sumPairs_k<<<1, 256>>>(in, out, 256);
+             if (std::string o = outcome(""); !o.empty()) return o;
+             for (int v : hostInts(out, 128))
+                 if (v != 6) return std::string("wrong sum ") + std::to_string(v);
+             return std::string();
+         }},
+        {"a read of another thread's shared write without a barrier is a race", [] {
+             noBarrier_k<<<1, 64>>>(deviceInts(64), deviceInts(64));
+             return outcome("shared-memory race");
+         }},
+        {"the shared flag every thread resets is a race", [] {
+             sharedFlag_k<<<1, 64>>>(deviceInts(64, 0));
+             return outcome("shared-memory race on shared variable 'flag'");
+         }},
+        {"shared memory read before any thread wrote it", [] {
+             unwrittenShared_k<<<1, 64>>>(deviceInts(64));
+             return outcome("which no thread of this block has written");
+         }},
+        {"a read one past the end of an allocation", [] {
+             pastTheEnd_k<<<1, 64>>>(deviceInts(64), deviceInts(64), 64);
+             return outcome("0 bytes past the end of a 256-byte device allocation");
+         }},
+        {"a kernel given a host pointer", [] {
+             std::vector<int> host(64, 1);
+             readHost_k<<<1, 64>>>(host.data(), deviceInts(64));
+             return outcome("not device memory");
+         }},
+        {"a barrier some threads never reach", [] {
+             earlyReturn_k<<<1, 64>>>(deviceInts(64));
+             return outcome("a barrier some threads never reach");
+         }},
+        {"shuffles, votes and counting barriers give CUDA's results", [] {
+             int* out = deviceInts(64 * 6, 0);
+             warpOps_k<<<1, 64>>>(out);
+             if (std::string o = outcome(""); !o.empty()) return o;
+             const std::vector<int> r = hostInts(out, 64 * 6);
+             for (int t = 0; t < 64; ++t) {
+                 const int lane = t % 32, base = t - lane;
+                 const int want[6] = {(base + 5) * 10, (lane >= 1 ? t - 1 : t) * 10, (lane + 2 < 32 ? t + 2 : t) * 10,
+                                      (t ^ 1) * 10, static_cast<int>(0x49249249u), 16 + 1000 + 10000};
+                 for (int k = 0; k < 6; ++k)
+                     if (r[static_cast<std::size_t>(t * 6 + k)] != want[k])
+                         return "thread " + std::to_string(t) + ", result " + std::to_string(k) + ": " +
+                                std::to_string(r[static_cast<std::size_t>(t * 6 + k)]) + " instead of " +
+                                std::to_string(want[k]);
+             }
+             return std::string();
+         }},
+        {"atomics are no race", [] {
+             int* counter = deviceInts(1, 0);
+             atomics_k<<<3, 128>>>(counter);
+             if (std::string o = outcome(""); !o.empty()) return o;
+             const int total = hostInts(counter, 1)[0];
+             return total == 384 ? std::string() : "counter " + std::to_string(total) + " instead of 384";
+         }},
+        {"__syncwarp orders a warp's shared accesses", [] {
+             warpSynchronous_k<<<1, 32>>>(deviceInts(32));
+             return outcome("");
+         }},
+        {"a block of 1025 threads is refused at launch", [] {
+             sumPairs_k<<<1, 1025>>>(deviceInts(1), deviceInts(1), 1);
+             const cudaError_t err = cudaGetLastError();
+             return err == cudaErrorInvalidConfiguration ? std::string()
+                                                         : std::string("launch said ") + cudaGetErrorName(err);
+         }},
+        {"host code that dereferences a device pointer crashes, as on a GPU", [] {
+             int* d = deviceInts(4);
+             const pid_t child = fork();
+             if (child == 0) {
+                 volatile int v = d[0];
+                 (void)v;
+                 _exit(0);
+             }
+             int status = 0;
+             waitpid(child, &status, 0);
+             return WIFSIGNALED(status) ? std::string() : std::string("the host read a device pointer");
+         }},
+    };
+    return all;
+}
+
+}  // namespace
+
+int main() {
+    int failed = 0;
+    std::printf("%s\n", emu::describe());
+    for (const Case& c : cases()) {
+        int pipeFd[2];
+        if (pipe(pipeFd) != 0) return 2;
+        const pid_t child = fork();
+        if (child == 0) {
+            close(pipeFd[0]);
+            if (!std::freopen("/dev/null", "w", stderr)) _exit(3);  // the faults' own lines
+            const std::string problem = c.body();
+            if (write(pipeFd[1], problem.data(), problem.size()) < 0) _exit(3);
+            _exit(problem.empty() ? 0 : 1);
+        }
+        close(pipeFd[1]);
+        std::string problem;
+        char buf[512];
+        for (ssize_t got; (got = read(pipeFd[0], buf, sizeof buf)) > 0;) problem.append(buf, static_cast<std::size_t>(got));
+        close(pipeFd[0]);
+        int status = 0;
+        waitpid(child, &status, 0);
+        const bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+        if (!ok && problem.empty()) problem = "the case crashed";
+        std::printf("%s  %s%s%s\n", ok ? "ok    " : "FAILED", c.name, ok ? "" : ": ", problem.c_str());
+        failed += !ok;
+    }
+    std::printf("emulator self-test: %zu cases, %d failed\n", cases().size(), failed);
+    return failed ? 1 : 0;
+}

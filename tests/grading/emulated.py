@@ -1,0 +1,158 @@
+#!/usr/bin/env python3
+"""The CPU emulator (make EMULATE=1) held to what the GPU shows, on a machine
+without one:
+
+  python3 tests/grading/emulated.py skeleton   the untouched skeleton fails exactly
+                                               the tests that carry points (as on a GPU)
+  python3 tests/grading/emulated.py faults     each planted fault of faults.py,
+                                               emulated: which ones the emulator
+                                               catches as the GPU does [--only a,b]
+
+Each test case runs in a process of its own, as the grading harness runs it.
+Instructor-only (faults.py is): `make release` leaves it out.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import faults as F  # noqa: E402
+import harness as h  # noqa: E402
+
+JOBS = str(os.cpu_count() or 2)
+CASE_TIMEOUT = 60  # the reference's longest case takes a few seconds emulated
+
+
+def make(folder: Path, *targets: str) -> subprocess.CompletedProcess:
+    return subprocess.run(["make", f"-j{JOBS}", "EMULATE=1", "IMPL=student", *targets], cwd=folder,
+                          capture_output=True, text=True)
+
+
+def run_case(folder: Path, part: str, case: h.TestCase) -> tuple[str, str]:
+    """(passed | failed | skipped, why) of one test case, in its own process."""
+    binary = folder / "build" / "emu" / "student" / f"test_{part}"
+    with tempfile.TemporaryDirectory() as tmp:
+        report = Path(tmp) / "report.jsonl"
+        env = {**{k: v for k, v in os.environ.items() if not k.startswith(("LAB_", "EMU_"))},
+               "LAB_REPORT": str(report), "LAB_SEED": "20121125", "EMU_SEED": "1"}
+        try:
+            r = subprocess.run([str(binary), case.name], cwd=folder, env=env, capture_output=True, text=True,
+                               timeout=CASE_TIMEOUT)
+            output = r.stdout + r.stderr
+        except subprocess.TimeoutExpired:
+            return "failed", f"did not finish in {CASE_TIMEOUT} s"
+        ends = [e for e in map(json.loads, report.read_text().splitlines()) if e.get("event") == "end"] \
+            if report.exists() else []
+    if not ends:
+        last = output.strip().splitlines()[-1:] or ["no output"]
+        return "failed", f"ended without a verdict (exit {r.returncode}): {last[0][:200]}"
+    e = ends[-1]
+    return e["status"], e.get("failure", "")
+
+
+def part_results(folder: Path, part: str) -> dict[str, tuple[str, str]]:
+    return {c.name: run_case(folder, part, c) for c in h.read_test_cases(h.LAB, part) if not c.large}
+
+
+def prepare(root: Path, files: dict[str, str]) -> Path:
+    """A copy of the lab (no instructor files) with these student files."""
+    folder = root / "lab"
+    h.copy_lab(h.LAB, folder, exclude=(h.LAB / "build", h.LAB / "dist", h.LAB / "grade-results",
+                                       h.LAB / "grades", h.LAB / "grade-selftest"))
+    h.place_files(folder, {rel: text.encode() for rel, text in files.items()})
+    return folder
+
+
+def check_skeleton() -> int:
+    """Every test that carries points fails, every other passes: the rule
+    the release check holds the skeleton to on a GPU."""
+    problems = []
+    with tempfile.TemporaryDirectory(prefix="lab-emulated-") as tmp:
+        folder = prepare(Path(tmp), {})
+        b = make(folder, "tests")
+        if b.returncode != 0:
+            print("the skeleton does not build emulated:\n" + h.compile_errors(b.stdout + b.stderr))
+            return 1
+        for part, _ in h.PARTS:
+            weights = {n: w for q in h.read_points(h.LAB, part).values() for n, w in q.weights.items()}
+            results = part_results(folder, part)
+            for name, (status, why) in results.items():
+                if weights.get(name, 1.0) > 0 and status != "failed":
+                    problems.append(f"{part}: the skeleton's {name!r} {status} emulated; on a GPU it fails")
+                if weights.get(name, 1.0) == 0 and status != "passed":
+                    problems.append(f"{part}: the skeleton's {name!r} {status} emulated; on a GPU it passes ({why[:150]})")
+            print(f"{part}: {sum(s == 'failed' for s, _ in results.values())} of {len(results)} tests fail emulated")
+    for p in problems:
+        print(p)
+    print("skeleton, emulated: " + ("as on a GPU" if not problems else f"{len(problems)} difference(s)"))
+    return 1 if problems else 0
+
+
+def check_faults(only: set[str] | None) -> int:
+    """Each fault emulated, judged as selftest.py judges it on a GPU."""
+    reference = F.reference_submission(h.LAB)
+    questions = h.all_questions(h.LAB)
+    rows, surprises = [], 0
+    with tempfile.TemporaryDirectory(prefix="lab-emulated-") as tmp:
+        base = prepare(Path(tmp), reference)
+        b = make(base, "tests")
+        if b.returncode != 0:
+            print("the reference as student files does not build emulated:\n" + h.compile_errors(b.stdout + b.stderr))
+            return 1
+        for fault in F.FAULTS:
+            if only and fault.name not in only:
+                continue
+            t0 = time.monotonic()
+            work = Path(tmp) / fault.name
+            shutil.copytree(base, work, symlinks=True, copy_function=shutil.copy2)
+            edited = F.apply(fault, reference)
+            h.place_files(work, {rel: text.encode() for rel, text in edited.items() if text != reference.get(rel)})
+            verdicts, caught = [], True
+            for part in fault.parts:
+                built = make(work, f"build/emu/student/test_{part}").returncode == 0
+                results = part_results(work, part) if built else {}
+                for qid, q in questions.items():
+                    if q.part != part:
+                        continue
+                    # the [large] tier is not emulated: out of the split, as where it does not fit
+                    outcomes = {c.name: h.Outcome(results.get(c.name, ("failed", ""))[0] if not c.large
+                                                  else "not-graded") for c in q.tests}
+                    score = h.QuestionResult(q, outcomes).score
+                    want = fault.expect.get(qid, "full")
+                    good = F.judge(want, score, q.points)
+                    caught = caught and good
+                    verdicts.append(f"{qid} {score:g}/{q.points:g} {want}{'' if good else ' (GPU differs)'}"
+                                    + ("" if built else " [does not compile emulated]"))
+            shutil.rmtree(work, ignore_errors=True)
+            rows.append((fault.name, caught))
+            surprises += not caught
+            print(f"{fault.name:<16} {time.monotonic() - t0:5.0f} s  {'caught as on a GPU' if caught else 'GPU only'}:"
+                  f"  {', '.join(verdicts)}", flush=True)
+    print(f"\nemulated faults: {sum(c for _, c in rows)} of {len(rows)} graded as on a GPU; "
+          f"GPU only: {', '.join(n for n, c in rows if not c) or 'none'}")
+    return 0
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("what", choices=["skeleton", "faults"])
+    p.add_argument("--only", help="comma-separated fault names")
+    p.add_argument("--expect-gpu-only", help="faults: the comma-separated faults that may differ from the GPU "
+                                              "(any other difference fails)")
+    args = p.parse_args()
+    if args.what == "skeleton":
+        return check_skeleton()
+    return check_faults(set(args.only.split(",")) if args.only else None)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
