@@ -25,6 +25,7 @@ endif
 endif
 
 EMULATE ?= 0
+comma := ,
 ifeq ($(filter $(EMULATE),0 1),)
 $(error EMULATE must be 0 or 1, not '$(EMULATE)')
 endif
@@ -165,14 +166,22 @@ TUNED := $(wildcard part2_batch/reference_tuned.cu)
 TUNED_OBJ := $(if $(TUNED),$(OBJ)/part2_batch/reference_tuned.o)
 part2_LINK := $(TUNED_OBJ)
 
+# Emulated demos print no timing tables: the CCCL peers (CUB, Thrust) stay out.
+ifeq ($(EMULATE),1)
+part2_DEMO := $(filter-out bench_peers.o,$(part2_DEMO))
+part3_DEMO := $(filter-out bench_peers.o,$(part3_DEMO))
+extras_LINK := $(filter-out %/bench_peers.o,$(extras_LINK))
+DEMO_EXTRA := $(OBJ)/emulator/peers_not_emulated.o
+endif
+
 define part_rules
-$(BUILD)/$(IMPL)/$(1): $(OBJ)/$($(1)_DIR)/main.o $(call objs,$(1),DEMO) $(call impl,$(1)) $(call objs,$(1),OBJS) $$($(1)_LINK) $$(COMMON_OBJS)
+$(BUILD)/$(IMPL)/$(1): $(OBJ)/$($(1)_DIR)/main.o $(call objs,$(1),DEMO) $(DEMO_EXTRA) $(call impl,$(1)) $(call objs,$(1),OBJS) $$($(1)_LINK) $$(COMMON_OBJS)
 	$$(LINK) $$^ -o $$@ $$(LDFLAGS)
 
 .PHONY: $(1)
 $(1): $(BUILD)/$(IMPL)/$(1)
 	@cp $$< $$@
-	@echo "built ./$(1) ($$(IMPL)); run it with ./$(1) (./$(1) --help for options)"
+	@echo "built ./$(1) ($$(IMPL)$(if $(filter 1,$(EMULATE)),$(comma) EMULATED on the CPU)); run it with ./$(1) (./$(1) --help for options)"
 
 $(BUILD)/$(IMPL)/test_$(1): $$(TEST_MAIN) $(OBJ)/tests/test_$(1).o $(call impl,$(1)) $(call objs,$(1),OBJS) $$(COMMON_OBJS)
 	$$(LINK) $$^ -o $$@ $$(TEST_LIBS)
@@ -260,9 +269,11 @@ GRADES ?= grades
 
 .PHONY: grade grade-all gradescope grade-objects release
 grade:
+	@$(if $(filter 1,$(EMULATE)),echo "make grade runs on a GPU only: emulated runs (EMULATE=1) are never graded" >&2; exit 2)
 	@$(GRADE) grade $(if $(SUBMISSION),--submission '$(SUBMISSION)') --out '$(GRADE_OUT)' $(GRADE_OPTS)
 
 grade-all:
+	@$(if $(filter 1,$(EMULATE)),echo "make grade-all runs on a GPU only: emulated runs (EMULATE=1) are never graded" >&2; exit 2)
 	@$(GRADE) grade-all --submissions '$(SUBMISSIONS)' --out '$(GRADES)' $(if $(REGRADE),--regrade '$(REGRADE)') $(GRADE_OPTS)
 
 gradescope:

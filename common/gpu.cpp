@@ -62,6 +62,9 @@ std::string formatBytes(double bytes) {
 }
 
 std::string describeGpu(const GpuInfo& gpu) {
+#ifdef LAB_EMULATED
+    return emu::describe();
+#endif
     if (!gpu.available) return "no GPU: " + gpu.reason;
     std::ostringstream os;
     os << gpu.name << " (sm_" << gpu.ccMajor << gpu.ccMinor << ", " << gpu.smCount << " SMs, "

@@ -23,6 +23,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <map>
 #include <random>
 #include <sstream>
@@ -33,8 +34,6 @@ uint3 threadIdx, blockIdx;
 dim3 blockDim, gridDim;
 
 extern "C" {
-extern char __start_emu_shared[] __attribute__((weak));
-extern char __stop_emu_shared[] __attribute__((weak));
 extern char __executable_start[];
 extern char _end[];
 }
@@ -160,6 +159,45 @@ std::string symbolAt(const void* address, std::size_t* offset = nullptr) {
     return "";
 }
 
+bool inRange(const void* p, const void* lo, const void* hi) {
+    return reinterpret_cast<std::uintptr_t>(p) >= reinterpret_cast<std::uintptr_t>(lo) &&
+           reinterpret_cast<std::uintptr_t>(p) < reinterpret_cast<std::uintptr_t>(hi);
+}
+
+// Shared memory: one arena, the launch's dynamic shared memory at its start,
+// then every __shared__ variable of the program (rewrite.py turns each into
+// a reference to its place here, made on first use). Blocks run one at a
+// time, so one copy of each serves them all.
+constexpr std::size_t kArenaBytes = 64 << 20;
+struct SharedVariable {
+    const char* start;
+    std::size_t bytes;
+    std::string name;
+};
+char* arena = nullptr;
+std::size_t arenaUsed = kDynamicSharedLimit;
+std::deque<SharedVariable> sharedVariables;  // in address order; references stay valid
+
+void ensureArena() {
+    if (arena) return;
+    void* m = mmap(nullptr, kArenaBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (m == MAP_FAILED) {
+        std::fprintf(stderr, "emulator: cannot map shared memory\n");
+        std::exit(1);
+    }
+    arena = static_cast<char*>(m);
+}
+
+bool inShared(const void* p) { return arena && inRange(p, arena, arena + arenaUsed); }
+
+const SharedVariable* sharedVariableAt(const char* p) {
+    auto it = std::upper_bound(sharedVariables.begin(), sharedVariables.end(), p,
+                               [](const char* x, const SharedVariable& v) { return x < v.start; });
+    if (it == sharedVariables.begin()) return nullptr;
+    --it;
+    return p < it->start + it->bytes ? &*it : nullptr;
+}
+
 // ================================================================ 2. fibers
 
 enum class State { Ready, AtBarrier, AtWarp, Done };
@@ -188,6 +226,10 @@ struct Launch {
     int current = -1;
     bool aborted = false;
     std::uint32_t warpSyncs[kMaxThreads / 32] = {};
+    bool firstBlock = true;
+    std::size_t dynamicShared = 0;
+    std::vector<const void*> sharedVariables;  // the static shared variables it touched
+    std::size_t staticShared = 0;              // their bytes
 };
 
 Launch* active = nullptr;  // the launch running now, if any
@@ -260,6 +302,15 @@ void reportFault(const std::string& what) {
 
 // ---------------------------------------------------------------- running
 Thread& me() { return active->thread[active->current]; }
+
+// The emulator's own work inside a kernel's thread (a check, a message, a
+// new shared variable) goes unchecked: the library code it calls may be the
+// instrumented copy the linker took from a kernel file.
+struct Unchecked {
+    bool was = inKernel;
+    Unchecked() { inKernel = false; }
+    ~Unchecked() { inKernel = was; }
+};
 
 void yieldToScheduler() {
     Launch& l = *active;
@@ -384,6 +435,13 @@ bool releaseBlock(Launch& l) {
 void runBlock(Launch& l) {
     ++blockGeneration;
     ++interval;
+    // Shared memory starts as the poison (0xA5 bytes), never zero: the
+    // launch's dynamic part, and the variables its first block used.
+    std::memset(arena, 0xA5, l.dynamicShared);
+    for (const void* v : l.sharedVariables) {
+        const auto* var = static_cast<const SharedVariable*>(v);
+        std::memset(const_cast<char*>(var->start), 0xA5, var->bytes);
+    }
     std::fill(std::begin(l.warpSyncs), std::end(l.warpSyncs), 0u);
     for (int t = 0; t < l.threads; ++t) {
         Thread& th = l.thread[t];
@@ -433,29 +491,20 @@ void ensureStacks() {
 
 // ================================================================ 3. checks
 
-char dynamicArena[kDynamicSharedLimit] __attribute__((aligned(256)));
-
-bool inRange(const void* p, const void* lo, const void* hi) {
-    return reinterpret_cast<std::uintptr_t>(p) >= reinterpret_cast<std::uintptr_t>(lo) &&
-           reinterpret_cast<std::uintptr_t>(p) < reinterpret_cast<std::uintptr_t>(hi);
-}
-
 // One shadow entry per shared byte: who last wrote and read it, when.
 struct Shadow {
     std::uint32_t generation;  // the block it was last touched in
     std::uint32_t writeInterval, readInterval;
     std::uint32_t writeWarpSync, readWarpSync;
     std::uint16_t writer, reader;
+    std::int16_t readWarp;  // the warp of every reader in this interval, -1 for several warps
     std::uint8_t written, manyReaders;
 };
 Shadow* shadow = nullptr;
-std::size_t staticSharedBytes() {
-    return __start_emu_shared ? static_cast<std::size_t>(__stop_emu_shared - __start_emu_shared) : 0;
-}
 
 Shadow& shadowOf(const char* p) {
     if (!shadow) {
-        const std::size_t n = staticSharedBytes() + kDynamicSharedLimit;
+        const std::size_t n = kArenaBytes;
         void* m = mmap(nullptr, n * sizeof(Shadow), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
                        -1, 0);
         if (m == MAP_FAILED) {
@@ -464,27 +513,36 @@ Shadow& shadowOf(const char* p) {
         }
         shadow = static_cast<Shadow*>(m);
     }
-    const std::size_t i = inRange(p, dynamicArena, dynamicArena + kDynamicSharedLimit)
-                              ? staticSharedBytes() + static_cast<std::size_t>(p - dynamicArena)
-                              : static_cast<std::size_t>(p - __start_emu_shared);
-    return shadow[i];
+    return shadow[p - arena];
 }
 
 std::string sharedName(const char* p) {
-    if (inRange(p, dynamicArena, dynamicArena + kDynamicSharedLimit))
-        return "dynamic shared memory, byte " + std::to_string(p - dynamicArena);
-    std::size_t offset = 0;
-    std::string name = symbolAt(p, &offset);
-    if (name.empty()) return "shared memory at " + hex(p);
-    const std::size_t colons = name.rfind("::");
-    if (colons != std::string::npos) name = name.substr(colons + 2);
-    return "shared variable '" + name + "', byte " + std::to_string(offset);
+    if (p < arena + kDynamicSharedLimit) return "dynamic shared memory, byte " + std::to_string(p - arena);
+    const SharedVariable* v = sharedVariableAt(p);
+    if (!v) return "shared memory at " + hex(p);
+    return "shared variable '" + v->name + "', byte " + std::to_string(p - v->start);
 }
 
 bool orderedInWarp(const Launch& l, int earlier, std::uint32_t warpSyncThen, int now) {
     return earlier / 32 == now / 32 && l.warpSyncs[now / 32] != warpSyncThen;
 }
 
+// A GPU refuses a kernel with more than 48 KB of static shared memory (nvcc
+// at compile time): here the first block adds up the variables it touches.
+void countStaticShared(Launch& l, const char* p) {
+    const SharedVariable* v = sharedVariableAt(p);
+    if (!v || std::find(l.sharedVariables.begin(), l.sharedVariables.end(), v) != l.sharedVariables.end()) return;
+    l.sharedVariables.push_back(v);
+    l.staticShared += v->bytes;
+    if (l.staticShared > kStaticSharedLimit)
+        faultHere(std::to_string(l.staticShared) + " bytes of static shared memory, more than a block's 48 KB (" +
+                  std::to_string(kStaticSharedLimit) + "), used");
+}
+
+// A read of shared memory no thread of the block has written is no error:
+// a GPU reads whatever is there (the reference's merge reads one spare slot
+// so and leaves the value unused); here that is the poison each block starts
+// with (runBlock), never zero.
 void checkShared(const char* p, std::size_t bytes, bool write) {
     Launch& l = *active;
     const int t = l.current;
@@ -494,26 +552,30 @@ void checkShared(const char* p, std::size_t bytes, bool write) {
         if (s.generation != blockGeneration) {
             s = Shadow{};
             s.generation = blockGeneration;
-            const_cast<char*>(p)[i] = static_cast<char>(0xA5);  // poison, never zero
+            if (l.firstBlock) countStaticShared(l, p + i);
         }
         if (!write) {
-            if (!s.written)
-                faultHere("read of " + sharedName(p + i) + ", which no thread of this block has written,");
             if (s.writeInterval == interval && s.writer != t && !orderedInWarp(l, s.writer, s.writeWarpSync, t))
                 faultHere("shared-memory race on " + sharedName(p + i) + ": written by " + where(l, s.writer) +
                           " and read, with no barrier between,");
-            if (s.readInterval == interval && s.reader != t) s.manyReaders = 1;
-            if (s.readInterval != interval) s.manyReaders = 0;
-            s.readInterval = interval;
-            s.reader = static_cast<std::uint16_t>(t);
-            s.readWarpSync = ws;
+            if (s.readInterval != interval) {
+                s.readInterval = interval;
+                s.reader = static_cast<std::uint16_t>(t);
+                s.manyReaders = 0;
+                s.readWarp = static_cast<std::int16_t>(t / 32);
+                s.readWarpSync = ws;
+            } else {
+                if (s.reader != t) s.manyReaders = 1;
+                if (s.readWarp != t / 32) s.readWarp = -1;
+                s.readWarpSync = std::max(s.readWarpSync, ws);
+            }
         } else {
             if (s.written && s.writeInterval == interval && s.writer != t &&
                 !orderedInWarp(l, s.writer, s.writeWarpSync, t))
                 faultHere("shared-memory race on " + sharedName(p + i) + ": written by " + where(l, s.writer) +
                           " and written again, with no barrier between,");
             if (s.readInterval == interval && (s.manyReaders || s.reader != t) &&
-                !(s.manyReaders == 0 && orderedInWarp(l, s.reader, s.readWarpSync, t)))
+                !(s.readWarp == t / 32 && l.warpSyncs[t / 32] > s.readWarpSync))
                 faultHere("shared-memory race on " + sharedName(p + i) + ": read by " +
                           (s.manyReaders ? std::string("several threads") : where(l, s.reader)) +
                           " and written, with no barrier between,");
@@ -538,9 +600,9 @@ const Allocation* lastHit = nullptr;
 
 void access(const void* address, std::size_t bytes, bool write) {
     if (!inKernel) return;
+    Unchecked unchecked;
     const char* p = static_cast<const char*>(address);
-    if ((__start_emu_shared && inRange(p, __start_emu_shared, __stop_emu_shared)) ||
-        inRange(p, dynamicArena, dynamicArena + kDynamicSharedLimit)) {
+    if (inShared(p)) {
         checkShared(p, bytes, write);
         return;
     }
@@ -602,6 +664,8 @@ void run(const char* name, const Config& config, Body body, const void* closure,
     l.body = body;
     l.closure = closure;
     l.closureBytes = bytes;
+    l.dynamicShared = config.shared;
+    ensureArena();
     l.thread.resize(threads);
     active = &l;
     ::blockDim = b;
@@ -613,6 +677,7 @@ void run(const char* name, const Config& config, Body body, const void* closure,
                 l.blockIndex = {x, y, z};
                 ::blockIdx = l.blockIndex;
                 runBlock(l);
+                l.firstBlock = false;
             }
     deviceMemoryOpen(false);
     active = nullptr;
@@ -629,7 +694,25 @@ const char* kernelName(const void* function) {
     return it->second.c_str();
 }
 
-void* dynamicShared() { return dynamicArena; }
+void* dynamicShared() {
+    ensureArena();
+    return arena;
+}
+
+void* sharedVariable(std::size_t bytes, std::size_t alignment, const char* name) {
+    Unchecked unchecked;
+    ensureArena();
+    alignment = std::max<std::size_t>(alignment, 16);
+    const std::size_t start = (arenaUsed + alignment - 1) / alignment * alignment;
+    if (start + bytes > kArenaBytes) {
+        std::fprintf(stderr, "emulator: the program's __shared__ variables exceed %zu MB\n", kArenaBytes >> 20);
+        std::exit(1);
+    }
+    arenaUsed = start + bytes;
+    std::memset(arena + start, 0xA5, bytes);  // the poison, never zero
+    sharedVariables.push_back({arena + start, bytes, name});
+    return arena + start;
+}
 
 namespace {
 int blockBarrier(Barrier kind, int predicate) {
@@ -650,9 +733,11 @@ unsigned long long warpOperation(int op, unsigned mask, unsigned long long value
         std::exit(1);
     }
     const int lane = active->current % 32;
-    if (!((mask >> lane) & 1u))
+    if (!((mask >> lane) & 1u)) {
+        Unchecked unchecked;
         faultHere("a warp operation whose mask (" + hex(reinterpret_cast<void*>(static_cast<std::uintptr_t>(mask))) +
                   ") leaves out the calling lane");
+    }
     Thread& th = me();
     th.state = State::AtWarp;
     th.warpOp = op;
@@ -679,8 +764,10 @@ unsigned activemask() {
     return m;
 }
 unsigned long long shuffle(unsigned mask, unsigned long long value, int kind, int lane, int width) {
-    if (width <= 0 || width > 32 || (width & (width - 1)))
+    if (width <= 0 || width > 32 || (width & (width - 1))) {
+        Unchecked unchecked;
         faultHere("a shuffle with width " + std::to_string(width) + " (a power of two up to 32)");
+    }
     Thread& th = me();
     th.shuffleKind = kind;
     th.shuffleLane = lane;
@@ -691,9 +778,7 @@ unsigned long long shuffle(unsigned mask, unsigned long long value, int kind, in
 void checkAtomic(const void* address, std::size_t bytes) {
     if (!inKernel) return;
     const char* p = static_cast<const char*>(address);
-    if ((__start_emu_shared && inRange(p, __start_emu_shared, __stop_emu_shared)) ||
-        inRange(p, dynamicArena, dynamicArena + kDynamicSharedLimit))
-        return;
+    if (inShared(p)) return;
     access(address, bytes, true);
 }
 

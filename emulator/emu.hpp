@@ -35,9 +35,10 @@
 
 #define __restrict__ __restrict
 #define __launch_bounds__(...)
-// Static shared memory: one copy (blocks run one at a time), in a section of
-// its own so that emu.cpp knows every shared byte (__start_emu_shared).
-#define __shared__ static __attribute__((section("emu_shared")))
+// rewrite.py turns each `__shared__ T name[N];` into a reference to the
+// emulator's shared memory (emu::sharedVariableRef); what it cannot read
+// stays an unchecked static variable.
+#define __shared__ static
 
 // ---------------------------------------------------------------- types
 struct uint3 {
@@ -209,6 +210,15 @@ const char* kernelName(const void* function);
 
 // The launch's dynamic shared memory (extern __shared__, after rewrite.py).
 void* dynamicShared();
+
+// A __shared__ variable's place (after rewrite.py): made on first use, one
+// per variable and template instantiation (`slot` is a static of its own).
+void* sharedVariable(std::size_t bytes, std::size_t alignment, const char* name);
+template <class T>
+T& sharedVariableRef(void*& slot, const char* name) {
+    if (!slot) slot = sharedVariable(sizeof(T), alignof(T), name);
+    return *static_cast<T*>(slot);
+}
 
 // Barriers and warp operations: each waits for the threads it names.
 void syncthreads();

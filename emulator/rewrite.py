@@ -7,8 +7,9 @@ becomes a call the host compiler understands,
 
     ::emu::launch("kernel", ::emu::Config(grid, block...), [](auto... a) { kernel(a...); }, arguments)
 
-and `extern __shared__ T name[];` (dynamic shared memory) becomes a pointer
-to the emulator's. Lines keep their numbers (errors point at the original
+`__shared__ T name[N];` a reference to its place in the emulator's shared
+memory, and `extern __shared__ T name[];` (dynamic shared memory) a pointer
+to the launch's. Lines keep their numbers (errors point at the original
 file: each output starts with a #line directive); comments, strings and
 character literals are left alone.
 
@@ -128,9 +129,56 @@ def _scan_to(text: str, mask: list[bool], start: int, stop: str) -> int:
     raise RewriteError(f"no '{stop}' to end a launch")
 
 
+DECLARATOR_RE = re.compile(r"^(?P<type>.*?)(?P<name>[A-Za-z_]\w*)\s*(?P<dims>(?:\[[^\]]*\]\s*)*)$", re.S)
+ALIGN_RE = re.compile(r"\b(?:alignas|__align__)\s*\(\s*[^()]*\)\s*")
+
+
+def shared_declaration(decl: str) -> str:
+    """`T a[N], b;` (the text after __shared__, without its ;) as references
+    to the emulator's shared memory."""
+    if "=" in decl:
+        raise RewriteError("a __shared__ variable with an initializer (CUDA allows none)")
+    parts, depth, start = [], 0, 0
+    for k, c in enumerate(decl):
+        depth += c in "([{<"
+        depth -= c in ")]}>"
+        if c == "," and depth == 0:
+            parts.append(decl[start:k])
+            start = k + 1
+    parts.append(decl[start:])
+    first = DECLARATOR_RE.match(ALIGN_RE.sub("", parts[0]).strip())
+    if not first or not first["type"].strip():
+        raise RewriteError(f"cannot read the __shared__ declaration '{decl.strip()}'")
+    type_ = " ".join(first["type"].split())
+    out = []
+    for k, part in enumerate(parts):
+        m = first if k == 0 else DECLARATOR_RE.match(ALIGN_RE.sub("", part).strip())
+        if not m or (k > 0 and m["type"].strip()):
+            raise RewriteError(f"cannot read the __shared__ declaration '{decl.strip()}'")
+        name, dims = m["name"], "".join(m["dims"].split())
+        slot = f"emu_slot_{name}_"
+        ref = f"(&{name}){dims}" if dims else f"&{name}"
+        out.append(f'static void* {slot} = nullptr; {type_} {ref} = '
+                   f'::emu::sharedVariableRef<{type_}{dims}>({slot}, "{name}");')
+    return " ".join(out) + "\n" * decl.count("\n")
+
+
 def rewrite(text: str) -> str:
     text = re.sub(r"extern\s+__shared__\s+(?:alignas\s*\(\s*\d+\s*\)\s+|__align__\s*\(\s*\d+\s*\)\s+)?([^;\[]+?)\s+(\w+)\s*\[\s*\]\s*;",
                   r"\1* const \2 = reinterpret_cast<\1*>(::emu::dynamicShared());", text)
+    mask = code_mask(text)
+    out, done = [], 0
+    for m in re.finditer(r"\b__shared__\b", text):
+        if not mask[m.start()] or m.start() < done:
+            continue
+        end = text.find(";", m.end())
+        if end < 0:
+            raise RewriteError("a __shared__ declaration without its ;")
+        out.append(text[done:m.start()])
+        out.append(shared_declaration(text[m.end():end]))
+        done = end + 1
+    out.append(text[done:])
+    text = "".join(out)
     mask = code_mask(text)
     out, done = [], 0
     i = text.find("<<<")

@@ -90,6 +90,14 @@ __global__ void warpSynchronous_k(int* out) {
     out[threadIdx.x] = s[31 - threadIdx.x];  // ordered by the warp barrier
 }
 
+__global__ void tooMuchShared_k(int* out) {
+    __shared__ int a[8000], b[8000];  // 64000 bytes: nvcc refuses this kernel
+    a[threadIdx.x] = 1;
+    b[threadIdx.x] = 2;
+    __syncthreads();
+    out[threadIdx.x] = a[threadIdx.x] + b[threadIdx.x];
+}
+
 // ---------------------------------------------------------------- harness
 
 int* deviceInts(int n, int value = 1) {
@@ -143,9 +151,13 @@ const std::vector<Case>& cases() {
              sharedFlag_k<<<1, 64>>>(deviceInts(64, 0));
              return outcome("shared-memory race on shared variable 'flag'");
          }},
-        {"shared memory read before any thread wrote it", [] {
-             unwrittenShared_k<<<1, 64>>>(deviceInts(64));
-             return outcome("which no thread of this block has written");
+        {"shared memory no thread wrote reads as the poison, never zero", [] {
+             int* out = deviceInts(64);
+             unwrittenShared_k<<<1, 64>>>(out);
+             if (std::string o = outcome(""); !o.empty()) return o;
+             const std::vector<int> r = hostInts(out, 64);
+             return r[0] == 1 && r[63] == static_cast<int>(0xA5A5A5A5u) ? std::string()
+                                                                          : "read " + std::to_string(r[63]);
          }},
         {"a read one past the end of an allocation", [] {
              pastTheEnd_k<<<1, 64>>>(deviceInts(64), deviceInts(64), 64);
@@ -187,6 +199,10 @@ const std::vector<Case>& cases() {
         {"__syncwarp orders a warp's shared accesses", [] {
              warpSynchronous_k<<<1, 32>>>(deviceInts(32));
              return outcome("");
+         }},
+        {"more than 48 KB of static shared memory", [] {
+             tooMuchShared_k<<<1, 32>>>(deviceInts(32));
+             return outcome("more than a block's 48 KB");
          }},
         {"a block of 1025 threads is refused at launch", [] {
              sumPairs_k<<<1, 1025>>>(deviceInts(1), deviceInts(1), 1);

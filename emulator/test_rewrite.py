@@ -39,6 +39,12 @@ FORMS = [
     ("k<<<1, 1>>>(a,\n  b);", "}, a,\n  b);"),
     ("k<<<1,\n 1>>>(a);", "::emu::Config(1,\n 1)"),
     ("k<<<1, 1>>>\n    (a);", "}\n    , a);"),
+    ("__shared__ T s[kMax];", 'T (&s)[kMax] = ::emu::sharedVariableRef<T[kMax]>(emu_slot_s_, "s");'),
+    ("__shared__ T buf[2][kD];", "T (&buf)[2][kD] = ::emu::sharedVariableRef<T[2][kD]>("),
+    ("__shared__ int flag;", 'int &flag = ::emu::sharedVariableRef<int>(emu_slot_flag_, "flag");'),
+    ("__shared__ volatile bool done;", "volatile bool &done = ::emu::sharedVariableRef<volatile bool>("),
+    ("__shared__ alignas(16) unsigned long long a[4], b;", "unsigned long long (&a)[4] = "),
+    ("__shared__ typename Traits<T>::Key keys[N + 1];", "typename Traits<T>::Key (&keys)[N+1] = "),
     ("extern __shared__ int dyn[];", "int* const dyn = reinterpret_cast<int*>(::emu::dynamicShared());"),
     ("extern __shared__ float s[];", "float* const s = reinterpret_cast<float*>(::emu::dynamicShared());"),
 ]
@@ -51,6 +57,7 @@ UNCHANGED = [
     "std::vector<std::vector<std::vector<int>>> v;",
     "x = a << b;",
     "int n = 1'000'000;",
+    "// __shared__ int x;",
 ]
 
 
@@ -82,7 +89,12 @@ class Forms(unittest.TestCase):
 PROGRAM = r"""
 #include <cstdio>
 namespace lab { __global__ void add_k(int* p, int v) { p[threadIdx.x + blockIdx.x * blockDim.x] += v; } }
-template <int N, class T> __global__ void fill_k(T* p, T v) { p[threadIdx.x] = v + N; }
+template <int N, class T> __global__ void fill_k(T* p, T v) {
+    __shared__ T s[64];
+    s[threadIdx.x] = v + N;
+    __syncthreads();
+    p[threadIdx.x] = s[63 - threadIdx.x];
+}
 __global__ void none_k() {}
 int main() {
     int* d = nullptr;

@@ -128,7 +128,8 @@ int run(int argc, char** argv) {
     if (!gpuReadyOrSayWhy()) return 1;
     ok &= gpuChecks(seed);
     std::cout << "\n";
-    if (!cli.has("no-bench")) timingStudy(maxLog2, runs, seed, csvPath);
+    if (kEmulated) std::cout << "\nemulated: not timed (the timing tables need a GPU)\n";
+    else if (!cli.has("no-bench")) timingStudy(maxLog2, runs, seed, csvPath);
     return ok ? 0 : 1;
 }
 

@@ -68,6 +68,12 @@ def prepare(root: Path, files: dict[str, str]) -> Path:
     folder = root / "lab"
     h.copy_lab(h.LAB, folder, exclude=(h.LAB / "build", h.LAB / "dist", h.LAB / "grade-results",
                                        h.LAB / "grades", h.LAB / "grade-selftest"))
+    # The lab's own emulated objects, where built (make test EMULATE=1), with
+    # their times: only the student files then compile.
+    built = h.LAB / "build" / "emu"
+    if (built / "obj").is_dir():
+        shutil.copytree(built, folder / "build" / "emu", symlinks=True, copy_function=shutil.copy2,
+                        ignore=lambda d, names: {"reference", "student"} & set(names) if Path(d) == built else set())
     h.place_files(folder, {rel: text.encode() for rel, text in files.items()})
     return folder
 
@@ -97,11 +103,11 @@ def check_skeleton() -> int:
     return 1 if problems else 0
 
 
-def check_faults(only: set[str] | None) -> int:
+def check_faults(only: set[str] | None, gpu_only: set[str] | None) -> int:
     """Each fault emulated, judged as selftest.py judges it on a GPU."""
     reference = F.reference_submission(h.LAB)
     questions = h.all_questions(h.LAB)
-    rows, surprises = [], 0
+    rows = []
     with tempfile.TemporaryDirectory(prefix="lab-emulated-") as tmp:
         base = prepare(Path(tmp), reference)
         b = make(base, "tests")
@@ -117,8 +123,10 @@ def check_faults(only: set[str] | None) -> int:
             edited = F.apply(fault, reference)
             h.place_files(work, {rel: text.encode() for rel, text in edited.items() if text != reference.get(rel)})
             verdicts, caught = [], True
+            meant_to_fail_build = all(v == "zero" for v in fault.expect.values())
             for part in fault.parts:
                 built = make(work, f"build/emu/student/test_{part}").returncode == 0
+                caught = caught and (built or meant_to_fail_build)  # inline PTX, Thrust: no emulated build
                 results = part_results(work, part) if built else {}
                 for qid, q in questions.items():
                     if q.part != part:
@@ -134,11 +142,14 @@ def check_faults(only: set[str] | None) -> int:
                                     + ("" if built else " [does not compile emulated]"))
             shutil.rmtree(work, ignore_errors=True)
             rows.append((fault.name, caught))
-            surprises += not caught
             print(f"{fault.name:<16} {time.monotonic() - t0:5.0f} s  {'caught as on a GPU' if caught else 'GPU only'}:"
                   f"  {', '.join(verdicts)}", flush=True)
-    print(f"\nemulated faults: {sum(c for _, c in rows)} of {len(rows)} graded as on a GPU; "
-          f"GPU only: {', '.join(n for n, c in rows if not c) or 'none'}")
+    missed = {n for n, c in rows if not c}
+    print(f"\nemulated faults: {len(rows) - len(missed)} of {len(rows)} graded as on a GPU; "
+          f"GPU only: {', '.join(sorted(missed)) or 'none'}")
+    if gpu_only is not None and missed != (gpu_only & {n for n, _ in rows}):
+        print(f"expected GPU only: {', '.join(sorted(gpu_only)) or 'none'}: the emulator changed")
+        return 1
     return 0
 
 
@@ -146,12 +157,13 @@ def main() -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("what", choices=["skeleton", "faults"])
     p.add_argument("--only", help="comma-separated fault names")
-    p.add_argument("--expect-gpu-only", help="faults: the comma-separated faults that may differ from the GPU "
-                                              "(any other difference fails)")
+    p.add_argument("--expect-gpu-only", help="faults: the comma-separated faults only a GPU grades right "
+                                              "(exit 1 when the emulator's list differs)")
     args = p.parse_args()
     if args.what == "skeleton":
         return check_skeleton()
-    return check_faults(set(args.only.split(",")) if args.only else None)
+    return check_faults(set(args.only.split(",")) if args.only else None,
+                        set(args.expect_gpu_only.split(",")) if args.expect_gpu_only is not None else None)
 
 
 if __name__ == "__main__":

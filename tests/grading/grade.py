@@ -826,6 +826,7 @@ def say(message: str) -> None:
 
 
 def main(argv=None) -> int:
+    os.environ.pop("EMULATE", None)  # its builds are for the GPU: emulated runs are never graded
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("command", choices=["grade", "grade-all", "gradescope"])
     p.add_argument("--submission", help="folder or archive to grade (default: this tree's student files)")

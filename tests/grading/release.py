@@ -26,7 +26,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import harness as h  # noqa: E402
 
-INSTRUCTOR_FILES = {"tests/grading/faults.py", "tests/grading/selftest.py", "TUNING.md", "MAINTAINING.md"}
+INSTRUCTOR_FILES = {"tests/grading/faults.py", "tests/grading/selftest.py", "tests/grading/emulated.py", "TUNING.md",
+                    "MAINTAINING.md"}
 INSTRUCTOR_DIRS = (".ci/",)
 # The measured results of the studies (results/<gpu>/: CSVs and figures) answer
 # them; the scripts that make a student's own (results/*.py) stay.
