@@ -315,6 +315,7 @@ clean:
 help:
 	@echo "make part1|part2|part3|extras  build a part's demo as ./part1, ./part2, ./part3, ./extras"
 	@echo "make test             build and run every grader (TEST_ARGS='[Q1]' picks tests, PART=part1 one part)"
+	@echo "make test EMULATE=1   the same graders on the CPU emulator (no GPU or CUDA needed; README, The CPU emulator)"
 	@echo "make sanitize         compute-sanitizer memcheck, racecheck, synccheck on the GPU tests"
 	@echo "make grade            grade this tree's student files (SUBMISSION=folder|archive grades another)"
 	@echo "make grade-all        grade a class: SUBMISSIONS=folder (one subfolder or archive each) into GRADES=grades"
@@ -324,7 +325,7 @@ help:
 	@echo "make bench            every timing study into results/<gpu>/*.csv (GPU; IMPL=student: results/mine/<gpu>/); RUNS=n"
 	@echo "make plots            PNG figures from results/<gpu>/*.csv and results/mine/<gpu>/*.csv (no GPU; matplotlib)"
 	@echo "make clean            remove build/ and the demo binaries"
-	@echo "variables: IMPL=reference|student (now $(IMPL)), ARCH=native|sm_90|... (now $(ARCH)), DEBUG=1;"
+	@echo "variables: IMPL=reference|student (now $(IMPL)), ARCH=native|sm_90|... (now $(ARCH)), DEBUG=1, EMULATE=1;"
 	@echo "           a change of ARCH or DEBUG rebuilds everything (build/flags.stamp)"
 	@echo "grading:   GRADE_OUT=dir TIMEOUT=s TIMEOUT_SCALE=x SANITIZE=0 SANITIZE_JOBS=n SEED=n NO_LARGE=1 GRADE_PARTS=part1,part2 TIMING=1"
 	@echo "           BUDGET=s SANDBOX=0 WORK_ROOT=dir REGRADE=alice,bob"
