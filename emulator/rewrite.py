@@ -18,6 +18,7 @@ character literals are left alone.
 
 from __future__ import annotations
 
+import os
 import re
 import sys
 from pathlib import Path
@@ -225,7 +226,11 @@ def main(argv: list[str]) -> int:
         target.parent.mkdir(parents=True, exist_ok=True)
         new = f'#line 1 "{source}"\n{text}'
         if not target.exists() or target.read_text() != new:
-            target.write_text(new)
+            # whole or not at all: make may run this for one file while
+            # another run rewrites them all
+            tmp = target.with_name(f".{target.name}.{os.getpid()}")
+            tmp.write_text(new)
+            os.replace(tmp, target)
     return status
 
 
