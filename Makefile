@@ -9,6 +9,12 @@
 
 .DEFAULT_GOAL := help
 
+# Builds run in parallel by default, on every core; `make -j1 ...`, or
+# MAKEFLAGS=-jN in the environment, choose otherwise.
+ifeq ($(filter -j% --jobs%,$(shell printenv MAKEFLAGS)),)
+MAKEFLAGS += --jobs=$(shell nproc 2>/dev/null || echo 2)
+endif
+
 NVCC  ?= nvcc
 ARCH  ?= native
 DEBUG ?= 0
