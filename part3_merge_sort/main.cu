@@ -123,7 +123,7 @@ int run(int argc, char** argv) {
     cli.option("a", "LIST", "sorted array A to draw (default: a random one of 12)")
         .option("b", "LIST", "sorted array B to draw (default: a random one of 10)")
         .option("tile", "T", "tile size of the drawing, 1..64 (default 5)")
-        .option("n", "N", "size of the checked random merge and sort (default 10000000)")
+        .option("n", "N", "size of the checked random merge and sort (default 10000000; emulated 100000)")
         .option("max-log2", "L", "largest n of the Q7 study is 2^L, 10..31 (default 28)")
         .option("huge", "N", "sort N random keys and check them (e.g. 2200000000), then exit")
         .option("shape", "TxI", "run the checked merge and sort at this study shape, e.g. 512x17 (for ncu)")
@@ -139,7 +139,7 @@ int run(int argc, char** argv) {
         if (!std::is_sorted(v->begin(), v->end()))
             throw UsageError(std::string("--") + (v == &A ? "a" : "b") + " must be sorted ascending");
     const int tile = static_cast<int>(cli.integer("tile", 5, 1, 64));
-    const long long n = cli.integer("n", 10000000, 0, 1LL << 40);
+    const long long n = cli.integer("n", kEmulated ? 100000 : 10000000, 0, 1LL << 40);
     const int maxLog2 = static_cast<int>(cli.integer("max-log2", 28, 10, 31));
     const long long huge = cli.integer("huge", 0, 1, 1LL << 40);
     const int runs = static_cast<int>(cli.integer("runs", 7, 1, 1000));
