@@ -53,7 +53,6 @@ LINK = $(NVCC) -arch=$(ARCH)
 # emulator/rewrite.py has turned into calls; the kernel files (.cu) with
 # -fsanitize=thread, whose checks emulator/emu.cpp answers itself.
 ifeq ($(EMULATE),1)
-CXX := $(if $(filter default,$(origin CXX)),g++,$(CXX))
 EMU_SRC := $(BUILD)/src
 EMU_DIRS := common tests emulator $(shell awk '!/^\#/ && NF { print $$2 }' tests/parts.tsv)
 EMU_SOURCES := $(shell find $(EMU_DIRS) -type f \( -name '*.cu' -o -name '*.cuh' -o -name '*.cpp' -o -name '*.hpp' \
@@ -61,7 +60,7 @@ EMU_SOURCES := $(shell find $(EMU_DIRS) -type f \( -name '*.cu' -o -name '*.cuh'
 EMU_FLAGS := -std=c++17 -O2 -g -MMD -MP -Wall -Wextra -Wno-unknown-pragmas -pthread -include emulator/emu.hpp -Iemulator/include
 NVCC := $(CXX)
 CUFLAGS := $(EMU_FLAGS)
-HOSTFLAGS := $(EMU_FLAGS)
+HOSTFLAGS := $(EMU_FLAGS)  # with the per-file defines below (bug gallery, network drawing)
 LINK = $(CXX) -pthread
 endif
 
@@ -112,15 +111,15 @@ $(OBJ)/emulator/emu.o: emulator/emu.cpp emulator/emu.hpp $(BUILD_FLAGS)
 
 $(OBJ)/%.o: $(EMU_SRC)/%.cpp $(BUILD_FLAGS) | $(EMU_SRC)/.stamp
 	@mkdir -p $(@D)
-	$(CXX) $(EMU_FLAGS) -c $< -o $@
+	$(CXX) $(HOSTFLAGS) -c $< -o $@
 
 $(OBJ)/%.o: $(EMU_SRC)/%.cu $(BUILD_FLAGS) | $(EMU_SRC)/.stamp
 	@mkdir -p $(@D)
-	$(CXX) $(EMU_FLAGS) -fsanitize=thread -x c++ -c $< -o $@
+	$(CXX) $(HOSTFLAGS) -fsanitize=thread -x c++ -c $< -o $@
 
 $(BUILD)/$(IMPL)/%.o: $(EMU_SRC)/%.cu $(BUILD_FLAGS) | $(EMU_SRC)/.stamp
 	@mkdir -p $(@D)
-	$(CXX) $(EMU_FLAGS) -fsanitize=thread -x c++ -c $< -o $@
+	$(CXX) $(HOSTFLAGS) -fsanitize=thread -x c++ -c $< -o $@
 else
 $(OBJ)/%.o: %.cpp $(BUILD_FLAGS)
 	@mkdir -p $(@D)

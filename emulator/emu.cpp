@@ -91,9 +91,8 @@ std::string hex(const void* p) {
 }
 
 // ---------------------------------------------------------------- symbols
-// The executable's own symbol table (static functions and the shared
-// variables of kernels included), for kernels launched by pointer and for
-// naming the shared variable an error touched.
+// The executable's own symbol table (static functions included), for the
+// names of kernels launched by pointer (cudaLaunchKernelEx).
 struct Symbol {
     std::uintptr_t address;
     std::size_t size;
@@ -142,18 +141,15 @@ const std::vector<Symbol>& symbols() {
     return table;
 }
 
-// The symbol holding `address`, demangled, with the offset into it.
-std::string symbolAt(const void* address, std::size_t* offset = nullptr) {
+// The symbol holding `address`, demangled.
+std::string symbolAt(const void* address) {
     const auto a = reinterpret_cast<std::uintptr_t>(address);
     const auto& table = symbols();
     auto it = std::upper_bound(table.begin(), table.end(), a,
                                [](std::uintptr_t x, const Symbol& s) { return x < s.address; });
     while (it != table.begin()) {
         --it;
-        if (a < it->address + std::max<std::size_t>(it->size, 1)) {
-            if (offset) *offset = a - it->address;
-            return demangle(it->name.c_str());
-        }
+        if (a < it->address + std::max<std::size_t>(it->size, 1)) return demangle(it->name.c_str());
         if (it->size != 0) break;
     }
     return "";
@@ -228,7 +224,7 @@ struct Launch {
     std::uint32_t warpSyncs[kMaxThreads / 32] = {};
     bool firstBlock = true;
     std::size_t dynamicShared = 0;
-    std::vector<const void*> sharedVariables;  // the static shared variables it touched
+    std::vector<const SharedVariable*> sharedVariables;  // the static shared variables it touched
     std::size_t staticShared = 0;              // their bytes
 };
 
@@ -438,10 +434,7 @@ void runBlock(Launch& l) {
     // Shared memory starts as the poison (0xA5 bytes), never zero: the
     // launch's dynamic part, and the variables its first block used.
     std::memset(arena, 0xA5, l.dynamicShared);
-    for (const void* v : l.sharedVariables) {
-        const auto* var = static_cast<const SharedVariable*>(v);
-        std::memset(const_cast<char*>(var->start), 0xA5, var->bytes);
-    }
+    for (const SharedVariable* v : l.sharedVariables) std::memset(const_cast<char*>(v->start), 0xA5, v->bytes);
     std::fill(std::begin(l.warpSyncs), std::end(l.warpSyncs), 0u);
     for (int t = 0; t < l.threads; ++t) {
         Thread& th = l.thread[t];

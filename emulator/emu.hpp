@@ -234,14 +234,6 @@ unsigned long long shuffle(unsigned mask, unsigned long long value, int kind, in
 void checkAtomic(const void* address, std::size_t bytes);
 
 // The log the graders' trace reads (tests/trace_emulated.cpp).
-struct LaunchRecord {
-    const char* name;
-    long long blocks;
-    int threads;
-};
-struct Activity {
-    std::size_t launches = 0, hostCopies = 0, hostMemoryCalls = 0;
-};
 void recordLaunches(bool on);
 const char* launchName(std::size_t i);
 long long launchBlocks(std::size_t i);

@@ -106,9 +106,6 @@ def kernel_start(text: str, mask: list[bool], at: int) -> int:
             if k < 0 or not (text[k].isalnum() or text[k] == "_" or text[k] == ">"):
                 return j - 1  # ::k
             continue
-        if j >= 0 and text[j] == "template" [-1] and text[max(0, j - 8):j + 1].endswith("template"):
-            k = j - 8  # ns::template k<T>
-            continue
         return k + 1
 
 
