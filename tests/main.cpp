@@ -129,6 +129,8 @@ bool quick() {
     return q;
 }
 
+bool sanitized() { return underComputeSanitizer() && !kEmulated; }
+
 bool gpuOrSkip() {
     if (detectGpu().available) return true;
     skip(detectGpu().reason);
@@ -174,7 +176,9 @@ std::vector<int> sizesUpTo(int max) {
     for (int n = 0; n <= max; ++n) {
         const bool edge = n <= 34 || max - n <= 2 || (n & (n - 1)) == 0 || ((n + 1) & n) == 0 ||
                           ((n - 1) & (n - 2)) == 0;
-        if (!quick() || edge || n % 97 == 0) sizes.push_back(n);
+        const bool thinEdge = n <= 3 || max - n <= 1 || (n >= 31 && (n & (n - 1)) == 0) ||
+                              (n >= 31 && ((n + 1) & n) == 0) || (n >= 31 && ((n - 1) & (n - 2)) == 0);
+        if (sanitized() ? thinEdge || n % 389 == 0 : !quick() || edge || n % 97 == 0) sizes.push_back(n);
     }
     return sizes;
 }

@@ -16,6 +16,13 @@ std::uint64_t seed();
 // Samples the exhaustive size loops: LAB_QUICK=1, or under compute-sanitizer.
 bool quick();
 
+// Under compute-sanitizer (never emulated): quick mode, sampled more thinly
+// still where a test's cost grows with its number of launches or barriers.
+// memcheck and racecheck run every ordinary test case of a grading, and each
+// launch costs them far more than the kernel; the graded run (sizes in full)
+// and the guard zones cover the sizes left out here.
+bool sanitized();
+
 // Whether GPU tests can run here; marks the running test case as skipped when
 // not. Use LAB_NEEDS_GPU() as the first line of every test tagged [gpu].
 bool gpuOrSkip();
@@ -26,7 +33,8 @@ void skip(const std::string& reason);
 // "seed=12345 nA=3 nB=4"
 std::string context(std::uint64_t caseSeed, const std::string& details);
 
-// Sizes 0..max, all of them, or (quick mode) the edges and a sample.
+// Sizes 0..max, all of them, or (quick mode) the edges and a sample, or
+// (sanitized) the edges of warps and powers of two and a sample.
 std::vector<int> sizesUpTo(int max);
 
 // The digest chain of the running test case: every result a grader reads

@@ -62,7 +62,7 @@ class Options:
         self.jobs = str(os.cpu_count() or 2)
         # Sanitized test cases run this many at a time (mostly host work).
         self.sanitize_jobs = max(1, int(_positive("SANITIZE_JOBS", getattr(args, "sanitize_jobs", None)
-                                                  or min(8, (os.cpu_count() or 2) // 2) or 1)))
+                                                  or min(12, (os.cpu_count() or 2) * 3 // 4) or 1)))
         self.parts = [p for p, _ in h.PARTS] if not args.parts else args.parts.split(",")
         for p in self.parts:
             if p not in dict(h.PARTS):
@@ -530,65 +530,74 @@ SANITIZER_TOOLS = ("memcheck", "racecheck")
 
 
 def sanitize(g: Grading, parts: list[tuple[Path, list[h.QuestionResult]]]) -> None:
-    """memcheck and racecheck over the built parts' ordinary test cases, each
-    run exactly as its graded run (same arguments, same environment, same
-    sandbox), SANITIZE_JOBS at a time (mostly host work). Each question then
-    gets what they found in its tests, and the notes what did not finish."""
-    stems: dict[str, str] = {}  # a case's logs are named as its graded run's: Q1-3-memcheck.log
+    """memcheck and racecheck over the built parts' ordinary test cases, one
+    sanitized process per question and tool running all of that question's
+    cases (the penalty is per question, and each process's start costs the
+    sanitizer seconds), each with the graded runs' environment and sandbox,
+    SANITIZE_JOBS at a time. Each question then gets what was found in the
+    runs that hold any of its cases, and the notes what did not finish."""
+    groups: dict[str, list[str]] = {}  # qid -> its cases, each case in the first question naming it
     limits: dict[str, float] = {}
     binaries: dict[str, Path] = {}
+    owner: dict[str, str] = {}  # case -> the qid whose run holds it
     for binary, results in parts:
         for r in results:
-            for i, c in enumerate(r.question.tests):
-                if not c.large:
-                    stems.setdefault(c.name, f"{r.question.qid}-{i + 1}")
-                    limits[c.name] = max(limits.get(c.name, 0), g.opts.timeout_for(r.question))
-                    binaries[c.name] = binary
+            for c in r.question.tests:
+                if c.large or c.name in owner:
+                    continue
+                qid = r.question.qid
+                owner[c.name] = qid
+                groups.setdefault(qid, []).append(c.name)
+                limits[qid] = limits.get(qid, 0) + g.opts.timeout_for(r.question)
+                binaries[qid] = binary
 
-    def one(name: str, tool: str) -> int | None:
+    def one(qid: str, tool: str) -> int | None:
         """The errors the tool reported; None when it did not finish, -1 when not run."""
-        if g.budget.left() <= 0 or not g.binary_intact(binaries[name]):
+        if g.budget.left() <= 0 or not g.binary_intact(binaries[qid]):
             return -1
         t0 = time.monotonic()
         with tempfile.TemporaryDirectory(prefix="lab-sanitize-", dir=g.opts.work_root) as scratch:
             g.opts.sandbox.own(Path(scratch))
-            log_file = Path(scratch) / f"{stems[name]}-{tool}.log"
+            log_file = Path(scratch) / f"{qid}-{tool}.log"
             # The test program notices compute-sanitizer itself and then runs
             # quick sizes, arrays that end where their allocation ends (so a
             # read one past the end is seen) and no CUPTI. Nothing the harness
-            # sets tells a sanitized run from a graded one.
+            # sets tells a sanitized run from a graded one. Catch2 reads the
+            # comma-separated names as "any of these".
             cmd = ["compute-sanitizer", "--tool", tool, "--log-file", str(log_file), "--print-limit", "20",
-                   "--padding", "256", str(binaries[name]), name]
-            g.sandboxed(cmd, [Path(scratch)], min(limits[name] * 10, max(g.budget.left(), 1)),
-                        g.logs / f"{stems[name]}-{tool}.out",
+                   "--padding", "256", str(binaries[qid]), ",".join(groups[qid])]
+            g.sandboxed(cmd, [Path(scratch)], min(limits[qid] * 10, max(g.budget.left(), 1)),
+                        g.logs / f"{qid}-{tool}.out",
                         env={**g.env, "LAB_REPORT": str(Path(scratch) / "report.jsonl")})
             if log_file.exists():
                 shutil.copyfile(log_file, g.logs / log_file.name)
             n = h.sanitizer_errors(log_file)
-            g.log(f"  {g.student}: {tool} {name}: "
+            g.log(f"  {g.student}: {tool} {qid} ({len(groups[qid])} cases): "
                   f"{'did not finish' if n is None else f'{n} errors'}, {time.monotonic() - t0:.0f} s")
             return n
 
-    # Longest first (the graded run's time, racecheck the slower tool), so
+    # Longest first (the graded runs' time, racecheck the slower tool), so
     # that no long run starts last and runs alone.
-    jobs = sorted(((name, tool) for name in stems for tool in SANITIZER_TOOLS),
-                  key=lambda job: (-g.seconds.get(job[0], 0), job[1] != "racecheck"))
+    jobs = sorted(((qid, tool) for qid in groups for tool in SANITIZER_TOOLS),
+                  key=lambda job: (-sum(g.seconds.get(c, 0) for c in groups[job[0]]), job[1] != "racecheck"))
     with ThreadPoolExecutor(max_workers=g.opts.sanitize_jobs) as pool:
         found = dict(zip(jobs, pool.map(lambda job: one(*job), jobs)))
     for _, results in parts:
         for r in results:
             lines = []
-            for c in (c for c in r.question.tests if not c.large):
+            held = dict.fromkeys(owner[c.name] for c in r.question.tests if c.name in owner)
+            for qid in held:
                 for tool in SANITIZER_TOOLS:
-                    n, stem = found[(c.name, tool)], f"{stems[c.name]}-{tool}"
+                    n, stem = found[(qid, tool)], f"{qid}-{tool}"
                     if n == -1:
-                        g.notes.append(f"{tool} not run on {c.name}: the submission's time budget was spent, "
+                        g.notes.append(f"{tool} not run on {qid}'s tests: the submission's time budget was spent, "
                                        "or its test binary changed")
                     elif n is None:
-                        g.notes.append(f"for a person to look at: {tool} did not finish on {c.name} "
+                        g.notes.append(f"for a person to look at: {tool} did not finish on {qid}'s tests "
                                        f"(logs/{stem}.out); no penalty was applied")
                     elif n > 0:
-                        lines.append(f"{tool} reported {n} error{'s' if n > 1 else ''} in {c.name} (logs/{stem}.log)")
+                        lines.append(f"{tool} reported {n} error{'s' if n > 1 else ''} in {qid}'s tests "
+                                     f"(logs/{stem}.log)")
             r.sanitizer = "; ".join(dict.fromkeys(lines))
 
 
@@ -838,7 +847,7 @@ def main(argv=None) -> int:
     p.add_argument("--timeout-scale", help="multiplies the default timeouts")
     p.add_argument("--build-timeout", help="seconds for building one part")
     p.add_argument("--sanitize", help="0: leave out memcheck and racecheck (default: run them on every ordinary test case)")
-    p.add_argument("--sanitize-jobs", help="sanitized test cases run at a time (default: half the cores, at most 8)")
+    p.add_argument("--sanitize-jobs", help="sanitized runs (one per question and tool) at a time (default: three quarters of the cores, at most 12)")
     p.add_argument("--no-large", help="1: leave out the [large] tier (arrays past 2^31)")
     p.add_argument("--seed", help="LAB_SEED for every test (default: a new one, written in the results)")
     p.add_argument("--arch", help="nvcc -arch (default native)")

@@ -300,25 +300,32 @@ class Isolation(unittest.TestCase):
         fake.write_text("#!" + PYTHON + "\nimport subprocess, sys\n"
                         "args = sys.argv[1:]\nlog = args[args.index('--log-file') + 1]\n"
                         "target = args[args.index('256') + 1:]\nsubprocess.run(target)\n"
-                        "open(log, 'w').write('========= ERROR SUMMARY: %d errors\\n' % (2 if target[-1] == 'bad' else 0))\n")
+                        "open(log, 'w').write('========= ERROR SUMMARY: %d errors\\n' % "
+                        "(2 if 'bad' in target[-1].split(',') else 0))\n")
         fake.chmod(0o755)
         g = self.grading(False)
         g.env = {**g.env, "PATH": f"{tools}:{os.environ['PATH']}"}
         binary = fake_binary(self.dir, f"open({str(seen)!r}, 'a').write(json.dumps([sys.argv[1:], "
                                        "{k: v for k, v in os.environ.items() if k != 'LAB_REPORT'}]) + '\\n')\n")
         g.hashes[str(binary)] = G.hashlib.sha256(binary.read_bytes()).hexdigest()
-        q = h.Question("Q1", "part1", 6, 20, 0.5, "t", [case("good"), case("bad")])
-        r = h.QuestionResult(q, {})
-        G.sanitize(g, [(binary, [r])])
-        self.assertIn("memcheck reported 2 errors in bad", r.sanitizer)
-        self.assertIn("racecheck reported 2 errors in bad", r.sanitizer)
-        self.assertNotIn("good", r.sanitizer)
+        # One run per question and tool holds all of the question's ordinary
+        # cases (Q2 shares "bad" with Q1, whose run holds it).
+        q1 = h.Question("Q1", "part1", 6, 20, 0.5, "t", [case("good"), case("bad")])
+        q2 = h.Question("Q2", "part1", 3, 20, 0.5, "t", [case("bad"), case("fine")])
+        q3 = h.Question("Q3", "part1", 3, 20, 0.5, "t", [case("fine2")])
+        r1, r2, r3 = h.QuestionResult(q1, {}), h.QuestionResult(q2, {}), h.QuestionResult(q3, {})
+        G.sanitize(g, [(binary, [r1, r2, r3])])
+        for r in (r1, r2):
+            self.assertIn("memcheck reported 2 errors in Q1's tests", r.sanitizer)
+            self.assertIn("racecheck reported 2 errors in Q1's tests", r.sanitizer)
+        self.assertEqual(r3.sanitizer, "")
         g.run_case(binary, case("good"), self.dir / "log", 20)
         runs = [json.loads(line) for line in seen.read_text().splitlines()]
-        graded, sanitized = runs[-1], [run for run in runs[:-1] if run[0] == ["good"]]
-        self.assertEqual(len(sanitized), 2)  # memcheck and racecheck
-        for run in sanitized:
-            self.assertEqual(run, graded)
+        graded = runs[-1]
+        self.assertEqual(sorted(run[0] for run in runs[:-1]),
+                         [["fine"], ["fine"], ["fine2"], ["fine2"], ["good,bad"], ["good,bad"]])
+        for run in runs[:-1]:
+            self.assertEqual(run[1], graded[1])  # the graded run's environment
 
     def test_a_complete_report_passes(self):
         o = self.outcome("line(event='start', test=name); line(event='end', test=name, status='passed')\n"
