@@ -52,7 +52,7 @@ FAULTS = [
           {"Q3": "partial", "Q4": "full"}),
     Fault("exit", "the Q4 launcher calls exit(0) for large batches",
           [(P2, "    sortSmall_k<<<shape.blocks, shape.threads>>>",
-            "    if (N > 100000) exit(0);\n    sortSmall_k<<<shape.blocks, shape.threads>>>")],
+            "    if (N > 10000) exit(0);\n    sortSmall_k<<<shape.blocks, shape.threads>>>")],
           {"Q3": "full", "Q4": "partial"}),
     Fault("forged-output", "the Q2 launcher prints a passing summary line and ends the process",
           [(P1, "    mergeSmall_k<<<static_cast<unsigned>(count), d>>>",
@@ -98,9 +98,8 @@ FAULTS = [
           {"Q5": "partial", "Q6": "partial", "Q7": "full"}),
     Fault("oob-read", "Q1/Q2's kernel reads one element past the end of A",
           [(P1, "    if (k < nA) s[k] = A[k];",
-            "    if (k == 0 && nA > 0) {  // a load the compiler must keep, whose value nobody uses\n"
-            "        unsigned sink;\n"
-            '        asm volatile("ld.volatile.global.u32 %0, [%1];" : "=r"(sink) : "l"(A + nA));\n'
+            "    if (k == 0 && nA > 0) {  // a volatile load: the compiler must keep it, though nobody uses its value\n"
+            "        (void)*reinterpret_cast<const volatile int*>(A + nA);\n"
             "    }\n    if (k < nA) s[k] = A[k];")],
           {"Q1": "less", "Q2": "less"}, sanitize=True),
     Fault("oob-read-hidden", "the read of oob-read, switched off when a variable the harness once set only "
@@ -110,8 +109,7 @@ FAULTS = [
             "__global__ void mergeSmall_k(const T* A, int nA, const T* B, int nB, T* M, int peek) {"),
            (P1, "    if (k < nA) s[k] = A[k];",
             "    if (peek && k == 0 && nA > 0) {\n"
-            "        unsigned sink;\n"
-            '        asm volatile("ld.volatile.global.u32 %0, [%1];" : "=r"(sink) : "l"(A + nA));\n'
+            "        (void)*reinterpret_cast<const volatile int*>(A + nA);\n"
             "    }\n    if (k < nA) s[k] = A[k];"),
            (P1, "    mergeSmall_k<<<static_cast<unsigned>(count), d>>>(dA, nA, dB, nB, dM);",
             "    const char* trace = std::getenv(\"LAB_TRACE\");\n"
@@ -122,6 +120,58 @@ FAULTS = [
     Fault("private-flag", "X1's loop ends on each thread's own 'did I swap?' flag (the bug gallery's first)",
           [(PX, "        swapped = __syncthreads_or(mine);", "        swapped = mine;")],
           {"X1": "less", "X2": "full", "X3": "full", "X4": "full"}),
+    # The bugs students make most, each small: a missing barrier (graded with
+    # the sanitizers, which see the race whether or not this run's timing
+    # showed it), an index off, ties taken from the wrong side.
+    Fault("q1-no-barrier", "Q1/Q2's kernel reads the shared copy without waiting for the block to write it",
+          [(P1, "    __syncthreads();\n    if (k >= d) return;", "    if (k >= d) return;")],
+          {"Q1": "less", "Q2": "less"}, sanitize=True),
+    Fault("q1-last-output", "Q1/Q2's kernel never writes the last output of a merge",
+          [(P1, "    if (k >= d) return;", "    if (k >= d - 1) return;")],
+          {"Q1": "less", "Q2": "less"}),
+    Fault("q1-ties-from-b", "Q1/Q2's kernel merges with A and B swapped: equal keys come from B first",
+          [(P1, "    M[k] = mergeOutputAt(sA, nA, sB, nB, k);", "    M[k] = mergeOutputAt(sB, nB, sA, nA, k);")],
+          {"Q1": "less", "Q2": "less"}),
+    Fault("q2-pair-offset", "Q2's kernel finds pair p's B at p * |A| instead of p * |B|",
+          [(P1, "    B += pair * nB;", "    B += pair * nA;")],
+          {"Q1": "full", "Q2": "less"}),
+    Fault("q3-one-split", "Q3's kernel uses the first pair's split for every pair",
+          [(P2, "    const int nA = active ? split[b.gbx] : 0;", "    const int nA = active ? split[0] : 0;")],
+          {"Q3": "less", "Q4": "full"}),
+    Fault("q34-segment-index", "Q3/Q4's segment index forgets that a block holds several segments",
+          [(P2, "    b.gbx = b.Qt + static_cast<long long>(blockIdx.x) * (blockDim.x / d);",
+            "    b.gbx = b.Qt + static_cast<long long>(blockIdx.x);")],
+          {"Q3": "less", "Q4": "less"}),
+    Fault("q4-no-barrier", "Q4's kernel starts a round before the last one is written",
+          [(P2, "        __syncthreads();\n        src = 1 - src;", "        src = 1 - src;")],
+          {"Q3": "full", "Q4": "less"}, sanitize=True),
+    Fault("q4-pairing", "Q4's kernel pairs runs of width w where it must pair runs of 2w",
+          [(P2, "            const int start = b.tidx & -(2 * w);", "            const int start = b.tidx & -w;")],
+          {"Q3": "full", "Q4": "less"}),
+    Fault("q5-tile-end", "Q5's tiles all end a whole tile after they start, past the merge's end",
+          [(P3, "    const long long k1 = min(m.k0 + TILE, n);", "    const long long k1 = m.k0 + TILE;")],
+          {"Q5": "less", "Q6": "less", "Q7": "less"}),
+    Fault("q6-unstable-tile-sort", "Q6's in-register sort swaps equal keys",
+          [(P3, "            if (r + 1 < count && bGoesFirst(v[r + 1], v[r])) {",
+            "            if (r + 1 < count && !bGoesFirst(v[r], v[r + 1])) {")],
+          {"Q5": "full", "Q6": "less", "Q7": "full"}),
+    Fault("q5-no-barrier", "Q5's tiles write their outputs over the shared slices others still read",
+          [(P3, "    __syncthreads();  // everyone has read s: it can take the outputs\n", "")],
+          {"Q5": "less", "Q6": "less", "Q7": "less"}, sanitize=True),
+    Fault("x1-even-phases-only", "X1's loop runs only the even phase",
+          [(PX, "        for (int p = 0; p < 2; ++p) {", "        for (int p = 0; p < 1; ++p) {")],
+          {"X1": "less", "X2": "full", "X3": "full", "X4": "full"}),
+    Fault("x2-half-the-phases", "X2 stops after n / 2 phases",
+          [(PX, "    for (long long phase = 0; phase < n; ++phase) {", "    for (long long phase = 0; phase < n / 2; ++phase) {")],
+          {"X1": "full", "X2": "less", "X3": "full", "X4": "full"}),
+    Fault("x3-no-barrier", "the bitonic steps in shared memory do not wait for each other",
+          [(PX, "            if (k.hi < len) compareExchange(s[k.lo], s[k.hi]);\n        }\n        __syncthreads();\n",
+            "            if (k.hi < len) compareExchange(s[k.lo], s[k.hi]);\n        }\n")],
+          {"X1": "full", "X2": "full", "X3": "less", "X4": "less"}, sanitize=True),
+    Fault("x4-skips-a-global-step", "X4 leaves out the global step whose half is one tile",
+          [(PX, "        for (long long half = size / 2; half >= kMaxBlockSort; half /= 2) {",
+            "        for (long long half = size / 2; half > kMaxBlockSort; half /= 2) {")],
+          {"X1": "full", "X2": "full", "X3": "full", "X4": "less"}),
 ]
 
 

@@ -4,7 +4,7 @@ a student's files, and the untouched skeleton, on this machine's GPU, and checks
 that every question gets the points it must. A fault is graded on the parts it
 edits; the other parts are the reference's, graded once with it.
 
-  python3 tests/grading/selftest.py [--only hang,crash] [--arch sm_90] [--out dir]
+  python3 tests/grading/selftest.py [--only hang,crash] [--no-large] [--no-class] [--arch sm_90] [--out dir]
 """
 
 from __future__ import annotations
@@ -31,6 +31,8 @@ def main() -> int:
     p.add_argument("--timeout-scale", default="1")
     p.add_argument("--timing", action="store_true", help="also grade the reference with TIMING=1 and print its note")
     p.add_argument("--no-class", action="store_true", help="leave out the class of three graded with grade-all")
+    p.add_argument("--no-large", action="store_true", help="leave out the [large] tier (faster; the index32 faults "
+                                                         "then grade full)")
     args = p.parse_args()
     out = Path(args.out).resolve()
     if out.exists():
@@ -54,7 +56,7 @@ def main() -> int:
 
     def options(parts, sanitize, timing=False):
         ns = argparse.Namespace(timeout=None, timeout_scale=args.timeout_scale, build_timeout=None,
-                                sanitize="1" if sanitize else "0", no_large=None, arch=args.arch,
+                                sanitize="1" if sanitize else "0", no_large="1" if args.no_large else None, arch=args.arch,
                                 parts=",".join(parts) if parts else None, seed="20121125",
                                 out=str(out), base=None, timing="1" if timing else None,
                                 work_root=str(out / "work"))
