@@ -269,6 +269,15 @@ GRADE_OPTS = $(if $(TIMEOUT),--timeout '$(TIMEOUT)') $(if $(TIMEOUT_SCALE),--tim
              $(if $(BUDGET),--budget '$(BUDGET)') $(if $(SANDBOX),--sandbox '$(SANDBOX)') \
              $(if $(WORK_ROOT),--work-root '$(WORK_ROOT)') $(if $(SANITIZE_JOBS),--sanitize-jobs '$(SANITIZE_JOBS)') \
              --arch '$(ARCH)'
+# grade-all on a Slurm cluster: SCHEDULER=slurm, and (each optional)
+# SLURM_PARTITION, SLURM_ACCOUNT, SLURM_TIME, SLURM_GRES (empty: no GPU
+# request), SLURM_CPUS, SLURM_OPTS (more sbatch options), SLURM_WAIT=0.
+SLURM_ARGS = $(if $(SCHEDULER),--scheduler '$(SCHEDULER)') \
+             $(if $(SLURM_PARTITION),--slurm-partition '$(SLURM_PARTITION)') \
+             $(if $(SLURM_ACCOUNT),--slurm-account '$(SLURM_ACCOUNT)') $(if $(SLURM_TIME),--slurm-time '$(SLURM_TIME)') \
+             $(if $(filter undefined,$(origin SLURM_GRES)),,--slurm-gres '$(SLURM_GRES)') \
+             $(if $(SLURM_CPUS),--slurm-cpus '$(SLURM_CPUS)') $(if $(SLURM_OPTS),--slurm-opts '$(SLURM_OPTS)') \
+             $(if $(SLURM_WAIT),--slurm-wait '$(SLURM_WAIT)') $(if $(GRADE_BASE),--base '$(GRADE_BASE)')
 GRADE_OUT ?= grade-results
 GRADES ?= grades
 
@@ -279,7 +288,7 @@ grade:
 
 grade-all:
 	@$(if $(filter 1,$(EMULATE)),echo "make grade-all runs on a GPU only: emulated runs (EMULATE=1) are never graded" >&2; exit 2)
-	@$(GRADE) grade-all --submissions '$(SUBMISSIONS)' --out '$(GRADES)' $(if $(REGRADE),--regrade '$(REGRADE)') $(GRADE_OPTS)
+	@$(GRADE) grade-all --submissions '$(SUBMISSIONS)' --out '$(GRADES)' $(if $(REGRADE),--regrade '$(REGRADE)') $(GRADE_OPTS) $(SLURM_ARGS)
 
 gradescope:
 	@$(GRADE) gradescope --out dist/gradescope-autograder.zip
@@ -333,7 +342,9 @@ help:
 	@echo "variables: IMPL=reference|student (now $(IMPL)), ARCH=native|sm_90|... (now $(ARCH)), DEBUG=1, EMULATE=1;"
 	@echo "           a change of ARCH or DEBUG rebuilds everything (build/flags.stamp)"
 	@echo "grading:   GRADE_OUT=dir TIMEOUT=s TIMEOUT_SCALE=x SANITIZE=0 SANITIZE_JOBS=n SEED=n NO_LARGE=1 GRADE_PARTS=part1,part2 TIMING=1"
-	@echo "           BUDGET=s SANDBOX=0 WORK_ROOT=dir REGRADE=alice,bob"
+	@echo "           BUDGET=s SANDBOX=0 WORK_ROOT=dir REGRADE=alice,bob GRADE_BASE=dir"
+	@echo "slurm:     make grade-all SCHEDULER=slurm [SLURM_PARTITION=p SLURM_ACCOUNT=a SLURM_TIME=hh:mm:ss SLURM_GRES=gpu:1"
+	@echo "           SLURM_CPUS=n SLURM_OPTS='...' SLURM_WAIT=0]: one array job, a task per submission (README)"
 
 ALL_OBJS := $(COMMON_OBJS) $(TEST_MAIN) $(OBJ)/tests/test_common.o \
             $(foreach p,$(PARTS),$(OBJ)/tests/test_$(p).o $(call impl,$(p)) $(call objs,$(p),OBJS) \

@@ -21,6 +21,17 @@ StudyTable::StudyTable(std::string study, std::string title, std::string impleme
 
 void StudyTable::add(StudyRow row) { rows_.push_back(std::move(row)); }
 
+bool StudyTable::fits(long long n, double bytes, const std::string& shape) {
+    const double free = static_cast<double>(freeDeviceBytes());
+    if (bytes * 1.1 + 64.0 * (1 << 20) <= free) return true;
+    const std::string line = "left out: " + study_ + " n = " + std::to_string(n) +
+                             (shape.empty() ? "" : " shape " + shape) + ": needs about " + formatBytes(bytes) +
+                             " of device memory, " + formatBytes(free) + " free";
+    std::cout << line << std::endl;
+    leftOut_.push_back(line);
+    return false;
+}
+
 void StudyTable::print() const {
     bool anyD = false, anyShape = false;
     for (const StudyRow& r : rows_) anyD |= r.d > 0, anyShape |= !r.shape.empty();
@@ -44,6 +55,7 @@ void StudyTable::print() const {
         }
         std::printf("\n");
     }
+    for (const std::string& line : leftOut_) std::cout << line << "\n";
     std::cout << "(ours/it = our time / its time: below 1, ours is faster)\n\n";
 }
 

@@ -37,6 +37,12 @@ public:
     StudyTable(std::string study, std::string title, std::string implementation);
     void add(StudyRow row);
 
+    // Whether a row that holds about `bytes` of device memory at once fits in
+    // what the GPU has free now (with a margin). When not, the row is left
+    // out: one line says so now, with what it needs, and print() lists it
+    // again under the table (make bench collects those lines).
+    bool fits(long long n, double bytes, const std::string& shape = "");
+
     // Terminal: one line per row: n, d and shape where used, our time, our
     // keys/s, each peer's time and our ratio to it.
     void print() const;
@@ -49,6 +55,7 @@ public:
 private:
     std::string study_, title_, implementation_;
     std::vector<StudyRow> rows_;
+    std::vector<std::string> leftOut_;
 };
 
 // Creates (or empties) the CSV file at `path` and writes the schema's header;

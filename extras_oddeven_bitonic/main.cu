@@ -72,6 +72,7 @@ void timingStudy(int maxLog2, int runs, std::uint64_t seed, const std::string& c
     StudyTable many("X2-X4", "bitonicSort (X4) against odd-even on many blocks (X2), Part 3's mergeSort, CUB, std::sort",
                     extrasImplementation());
     for (long long n = kMaxBlockSort; n <= (1LL << maxLog2); n *= 4) {
+        if (!many.fits(n, 17.0 * n)) continue;  // 2 arrays, CUB's and mergeSort's temporaries
         const std::vector<int> keys = randomKeys(static_cast<std::size_t>(n), caseSeed(seed, n, 9));
         DeviceBuffer<int> pristine(n, 0), work(n, 0);
         pristine.upload(keys);

@@ -60,6 +60,7 @@ bool timingStudy(long long total, int runs, std::uint64_t seed, const std::strin
     for (int d : {2, 4, 8, 16, 32, 64, 100, 128, 256, 500, 512, 1000, 1024}) {
         const int nA = d / 2, nB = d - nA;
         const long long count = std::max(1LL, total / d);
+        if (!table.fits(count * d, 8.0 * count * d)) continue;  // A, B, M
         const std::vector<int> A = sortedRuns(nA, count, caseSeed(seed, d, 1));
         const std::vector<int> B = sortedRuns(nB, count, caseSeed(seed, d, 2));
         DeviceBuffer<int> dA(A.size()), dB(B.size()), dM(A.size() + B.size());

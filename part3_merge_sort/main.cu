@@ -42,7 +42,9 @@ void studies(int maxLog2, int runs, std::uint64_t seed, const std::string& csvPa
     const std::string impl = part3Implementation();
     const auto cpuRuns = std::min(runs, 3);
     StudyTable q5("Q5", "mergeLarge of |A| = |B| = n/2 random keys against CCCL, the naive GPU merges, std::, a device copy", impl);
+    // Each row's device memory: its arrays and the peers' temporary storage.
     for (long long n : {1LL << 16, 1LL << 20, 1LL << 24, 1LL << 27}) {
+        if (!q5.fits(n, 9.0 * n)) continue;  // A, B, M: 8 bytes a key
         const long long h = n / 2;
         const auto A = sortedKeys(InputKind::Random, h, caseSeed(seed, n, 1));
         const auto B = sortedKeys(InputKind::Random, h, caseSeed(seed, n, 2));
@@ -64,6 +66,7 @@ void studies(int maxLog2, int runs, std::uint64_t seed, const std::string& csvPa
     q5.print();
     StudyTable q5t("Q5 tagged", "mergeLarge of |A| = |B| = n/2 random tagged keys (8 bytes) against CCCL and a device copy", impl);
     for (long long n : {1LL << 20, 1LL << 24, 1LL << 27}) {
+        if (!q5t.fits(n, 18.0 * n)) continue;
         const long long h = n / 2;
         DeviceBuffer<Tagged> dA(h, 0), dB(h, 0), dM(n, 0);
         peers::KeptMemory thrustMemory;
@@ -77,6 +80,7 @@ void studies(int maxLog2, int runs, std::uint64_t seed, const std::string& csvPa
     q5t.print();
     StudyTable q6("Q6", "mergeSort of n random keys against CCCL, the naive GPU merge sort, std::sort", impl);
     for (long long n : {1LL << 16, 1LL << 20, 1LL << 24, 1LL << 27, 1LL << 28}) {
+        if (!q6.fits(n, 26.0 * n)) continue;  // 3 arrays, CUB's, Thrust's and mergeSort's temporaries
         const auto keys = randomKeys(n, caseSeed(seed, n, 3));
         DeviceBuffer<int> pristine(n, 0), work(n, 0), temp(n, 0);
         pristine.upload(keys);
@@ -95,6 +99,7 @@ void studies(int maxLog2, int runs, std::uint64_t seed, const std::string& csvPa
     q6.print();
     StudyTable q6t("Q6 tagged", "mergeSort of n random tagged keys (8 bytes) against CCCL", impl);
     for (long long n : {1LL << 20, 1LL << 24, 1LL << 27}) {
+        if (!q6t.fits(n, 34.0 * n)) continue;
         DeviceBuffer<Tagged> pristine(n, 0), work(n, 0);
         pristine.upload(tagKeys(randomKeys(n, caseSeed(seed, n, 7)), 0));
         peers::CubMergeSort<Tagged> cub(n);
@@ -107,6 +112,7 @@ void studies(int maxLog2, int runs, std::uint64_t seed, const std::string& csvPa
     StudyTable q7("Q7", "mergeSort against n for every launch shape (threads x items)", impl);
     for (int lg = 10; lg <= maxLog2; lg += 2) {
         const long long n = 1LL << lg;
+        if (!q7.fits(n, 13.0 * n)) continue;  // 2 arrays and mergeSort's temporary
         DeviceBuffer<int> pristine(n, 0), work(n, 0);
         pristine.upload(randomKeys(n, caseSeed(seed, n, 4)));
         for (const LaunchShape& s : studyShapes())

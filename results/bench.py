@@ -49,6 +49,7 @@ def main() -> int:
     args = p.parse_args()
     studies = [s for s in STUDIES if not args.only or s[0] in args.only.split(",")]
     written: list[Path] = []
+    left_out: list[str] = []  # rows a demo left out for want of device memory
     with tempfile.TemporaryDirectory() as tmp:
         for number, (demo, what) in enumerate(studies, 1):
             print(f"[{number}/{len(studies)}] ./{demo}: {what} ...", flush=True)
@@ -63,13 +64,23 @@ def main() -> int:
                 print(r.stderr, end="", file=sys.stderr)
                 print(f"bench: ./{demo} failed (exit {r.returncode}); no results filed", file=sys.stderr)
                 return 1
+            left_out += [f"./{demo}: {line}" for line in dict.fromkeys(
+                ln for ln in r.stdout.splitlines() if ln.startswith("left out: "))]
             print(f"[{number}/{len(studies)}] ./{demo} done in {time.monotonic() - t0:.0f} s\n", flush=True)
             written.append(target)
         folder = Path(args.out) / gpu_folder(written[0])
         folder.mkdir(parents=True, exist_ok=True)
         for path in written:
             shutil.copy(path, folder / path.name)
+        note = folder / "left_out.txt"
+        if left_out:
+            note.write_text("Rows left out: this GPU had too little free device memory for them.\n" +
+                            "\n".join(left_out) + "\n")
+        elif note.exists():
+            note.unlink()
     print(f"bench: wrote {', '.join(p.name for p in written)} to {folder}; `make plots` draws them")
+    if left_out:
+        print(f"bench: {len(left_out)} row(s) left out for want of device memory, listed in {note}")
     return 0
 
 

@@ -2,7 +2,7 @@
 """Grades submissions of the lab. The Makefile's entry points call it:
 
   make grade [SUBMISSION=path] [GRADE_OUT=dir] [TIMEOUT=s] [SANITIZE=0] [SEED=n] [BUDGET=s]
-  make grade-all SUBMISSIONS=dir [GRADES=dir] [REGRADE=alice,bob]
+  make grade-all SUBMISSIONS=dir [GRADES=dir] [REGRADE=alice,bob] [SCHEDULER=slurm]
   make gradescope
 
 `python3 tests/grading/grade.py --help` lists every option. How grading works is
@@ -18,7 +18,9 @@ import json
 import os
 import queue
 import secrets
+import shlex
 import shutil
+import subprocess
 import sys
 import tempfile
 import threading
@@ -642,13 +644,13 @@ def write_documents(out: Path, documents: dict[str, bytes]) -> str:
     return main + (f" and {figures} figure{'s' if figures > 1 else ''}" if figures else "")
 
 
-def refuse(out: Path, student: str, reason: str, seed) -> None:
+def refuse(out: Path, student: str, reason: str, seed) -> dict:
     """No grading possible (no GPU): a results file with score 0 and why."""
     out.mkdir(parents=True, exist_ok=True)
     results = [h.QuestionResult(q, {}) for q in h.all_questions(h.LAB).values()]
     for r in results:
         r.build_error = "not graded: " + reason
-    write_outputs(out, student, results, [], seed, extra="NOT GRADED: " + reason)
+    return write_outputs(out, student, results, [], seed, extra="NOT GRADED: " + reason)
 
 
 # ---------------------------------------------------------------- commands
@@ -735,9 +737,13 @@ def cmd_grade_all(args, opts: Options) -> int:
         opts.seed = int(seed_file.read_text())
     seed_file.write_text(str(opts.seed))
     base = prepare_base(Path(args.base).resolve() if args.base else grades / ".base", opts, say)
-    ok, gpu, count = probe_gpu(base, {})
     students = submissions_in(folder)
     records = Records(grades)
+    if args.scheduler == "slurm":
+        return grade_all_slurm(args, opts, grades, base, students, records)
+    if args.scheduler not in (None, "", "local"):
+        raise h.GradingError(f"SCHEDULER={args.scheduler}: the schedulers are local (the default) and slurm")
+    ok, gpu, count = probe_gpu(base, {})
     if not ok:
         for student, _ in students:
             refuse(grades / student, student, gpu, opts.seed)
@@ -794,7 +800,7 @@ def cmd_grade_all(args, opts: Options) -> int:
     return 0
 
 
-def write_gradebook(grades: Path, students, records: dict[str, dict]) -> None:
+def write_gradebook(grades: Path, students, records: dict[str, dict], refused: dict[str, dict] | None = None) -> None:
     """One line per student from the harness's records; a student without one
     (not graded yet, or refused) from the refusal the harness just wrote."""
     questions = list(h.all_questions(h.LAB).values())
@@ -802,10 +808,170 @@ def write_gradebook(grades: Path, students, records: dict[str, dict]) -> None:
     for student, _ in students:
         if student in records:
             lines.append(records[student]["gradebook"])
+        elif refused and student in refused:
+            lines.append(refused[student]["gradebook"])
         else:
             lines.append(h.gradebook_line(student, [h.QuestionResult(q, {}) for q in questions], None,
                                           ["not graded (see this student's report.txt)"]))
     h.write_atomically(grades / "gradebook.csv", "\n".join(lines) + "\n")
+
+
+# ---------------------------------------------------------------- grade-all on a Slurm cluster
+#
+# The submitting host builds the base once (a file system the nodes share) and
+# submits one array job, a task per submission still to grade, each with one
+# GPU. A task grades its submission exactly as make grade does (grade-task
+# below) and then, its student's processes gone, writes the harness's record
+# into GRADES/.harness/tasks/, which no sandbox shows a submission. Once the
+# job has ended, the submitting host takes those records into records.jsonl
+# and writes the gradebook from them. Run the same command again to grade
+# those without a record (a task that failed, a refusal for want of a GPU).
+
+SLURM_DIR = Path(".harness") / "slurm"
+TASKS_DIR = Path(".harness") / "tasks"
+
+
+def task_argv(argv: list[str]) -> list[str]:
+    """grade-all's own options, less those only the submitting host reads."""
+    own = {"--submissions", "--regrade", "--scheduler", "--slurm-partition", "--slurm-account", "--slurm-time",
+           "--slurm-gres", "--slurm-cpus", "--slurm-opts", "--slurm-wait", "--base", "--seed", "--out"}
+    kept, i = [], 0
+    while i < len(argv):
+        a = argv[i]
+        name = a.split("=", 1)[0]
+        if name in own:
+            i += 1 if "=" in a else 2
+            continue
+        if a != "grade-all":
+            kept.append(a)
+        i += 1
+    return kept
+
+
+def gather_tasks(grades: Path, records: Records) -> dict[str, dict]:
+    """Task records into the harness's records; returns the refusals (kept out
+    of records.jsonl, so that the next run grades them again)."""
+    refused = {}
+    folder = grades / TASKS_DIR
+    for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
+        try:
+            record = json.loads(path.read_text())
+            student = record["student"]
+        except (json.JSONDecodeError, KeyError, TypeError, OSError):
+            continue
+        if record.get("refused"):
+            refused[student] = record
+        else:
+            records.add(record)
+        path.unlink()
+    return refused
+
+
+def job_running(grades: Path) -> str:
+    """The id of this class's array job when Slurm still lists it, else ""."""
+    job_file = grades / SLURM_DIR / "job"
+    if not job_file.exists():
+        return ""
+    job = job_file.read_text().strip()
+    r = subprocess.run(["squeue", "-h", "-j", job, "-o", "%i"], capture_output=True, text=True)
+    return job if r.returncode == 0 and r.stdout.strip() else ""
+
+
+def grade_all_slurm(args, opts: Options, grades: Path, base: Path, students, records: Records) -> int:
+    for tool in ("sbatch", "squeue"):
+        if shutil.which(tool) is None:
+            raise h.GradingError(f"SCHEDULER=slurm needs {tool} on the PATH (a Slurm login node)")
+    (grades / SLURM_DIR).mkdir(parents=True, exist_ok=True)
+    (grades / TASKS_DIR).mkdir(parents=True, exist_ok=True)
+    refused = gather_tasks(grades, records)
+    running = job_running(grades)
+    if running:
+        say(f"Slurm job {running} of this class is still queued or running: run this again once it has ended "
+            "(squeue -j " + running + ")")
+        write_gradebook(grades, students, records.records, refused)
+        return 0
+    for student in (args.regrade or "").split(","):
+        if student:
+            records.drop(student)
+    todo = [(s, p) for s, p in students if s not in records.records]
+    say(f"{len(students)} submissions, {len(students) - len(todo)} already graded; "
+        f"{len(todo)} to grade on Slurm; {opts.sandbox.describe()}")
+    if todo:
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        tasks = grades / SLURM_DIR / f"tasks-{stamp}.tsv"
+        tasks.write_text("".join(f"{s}\t{p}\n" for s, p in todo))
+        command = [sys.executable, str(Path(__file__).resolve()), "grade-task", "--tasks", str(tasks),
+                   "--out", str(grades), "--base", str(base), "--seed", str(opts.seed), *task_argv(args.argv)]
+        script = grades / SLURM_DIR / f"job-{stamp}.sh"
+        script.write_text("#!/bin/sh\n# one task per line of " + tasks.name + "\nexec " +
+                          " ".join(shlex.quote(c) for c in command) + ' --index "$SLURM_ARRAY_TASK_ID"\n')
+        script.chmod(0o755)
+        sbatch = ["sbatch", "--parsable", "--job-name", "lab-grade", "--array", f"0-{len(todo) - 1}",
+                  "--output", str(grades / SLURM_DIR / "%A_%a.out"), "--time", args.slurm_time or "01:00:00",
+                  "--cpus-per-task", args.slurm_cpus or "8"]
+        if args.slurm_gres is None or args.slurm_gres != "":
+            sbatch += ["--gres", args.slurm_gres or "gpu:1"]
+        if args.slurm_partition:
+            sbatch += ["--partition", args.slurm_partition]
+        if args.slurm_account:
+            sbatch += ["--account", args.slurm_account]
+        sbatch += shlex.split(args.slurm_opts or "")
+        wait = args.slurm_wait in (None, "") or _flag("SLURM_WAIT", args.slurm_wait)
+        if wait:
+            sbatch.append("--wait")
+        say("submitting: " + " ".join(shlex.quote(c) for c in sbatch + [str(script)]))
+        started = time.monotonic()
+        r = subprocess.Popen(sbatch + [str(script)], stdout=subprocess.PIPE, text=True)
+        job = (r.stdout.readline() if r.stdout else "").strip().split(";")[0]
+        if job:
+            (grades / SLURM_DIR / "job").write_text(job + "\n")
+            say(f"Slurm array job {job}: {len(todo)} task(s); logs in {grades / SLURM_DIR}")
+        rc = r.wait()
+        if not job:
+            raise h.GradingError(f"sbatch refused the job (exit {rc}); see its message above")
+        if not wait:
+            say("submitted; run the same command again once the job has ended to gather the gradebook")
+            write_gradebook(grades, students, records.records, refused)
+            return 0
+        say(f"Slurm job {job} ended after {time.monotonic() - started:.0f} s (sbatch exit {rc})")
+        refused.update(gather_tasks(grades, records))
+    missing = [s for s, _ in students if s not in records.records and s not in refused]
+    for s in missing:
+        say(f"{s}: no record from its task (see {grades / SLURM_DIR}); run this again to grade it")
+    for s, record in refused.items():
+        say(f"{s}: not graded: {record['refused']}")
+    write_gradebook(grades, students, records.records, refused)
+    say(f"gradebook: {grades / 'gradebook.csv'} ({len(records.records)} graded, {len(refused)} refused, "
+        f"{len(missing)} without a record)")
+    return 0
+
+
+def cmd_grade_task(args, opts: Options) -> int:
+    """One task of grade-all's Slurm array job: the submission on line --index
+    of --tasks, graded as make grade grades it, on this node's GPU."""
+    lines = Path(args.tasks).read_text().splitlines()
+    index = int(args.index)
+    if not 0 <= index < len(lines):
+        raise h.GradingError(f"task {index}: {args.tasks} has {len(lines)} lines")
+    student, path = lines[index].split("\t", 1)
+    grades = Path(args.out).resolve()
+    base = Path(args.base).resolve()
+    if not (base / ".ready").exists():  # built by the submitting host; never by many tasks at once
+        raise h.GradingError(f"task {index}: no base build in {base}")
+    verify_base(base)
+    ok, gpu, _ = probe_gpu(base, {})
+    host = os.uname().nodename
+    if not ok:
+        data = refuse(grades / student, student, f"{gpu} (Slurm node {host})", opts.seed)
+        data["refused"] = f"{gpu} (Slurm node {host})"
+        say(f"{student}: {gpu}; score 0 on {host}")
+    else:
+        say(f"{student}: grading on {host}, {gpu[5:]}")
+        t0 = time.monotonic()
+        data = grade_one(Path(path), grades / student, base, opts, student, say, {})
+        say(f"{student}: {data['score']:g} in {time.monotonic() - t0:.0f} s")
+    h.write_atomically(grades / TASKS_DIR / f"{student}.json", json.dumps(data))
+    return 0
 
 
 def cmd_gradescope(args, _opts) -> int:
@@ -837,7 +1003,7 @@ def say(message: str) -> None:
 def main(argv=None) -> int:
     os.environ.pop("EMULATE", None)  # its builds are for the GPU: emulated runs are never graded
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("command", choices=["grade", "grade-all", "gradescope"])
+    p.add_argument("command", choices=["grade", "grade-all", "grade-task", "gradescope"])
     p.add_argument("--submission", help="folder or archive to grade (default: this tree's student files)")
     p.add_argument("--submissions", help="grade-all: folder with one subfolder or archive per student")
     p.add_argument("--out", default="grade-results", help="where results go")
@@ -858,13 +1024,25 @@ def main(argv=None) -> int:
                                      "runs without one and says so)")
     p.add_argument("--work-root", help="where submissions' copies are made (default: the system's temporary folder)")
     p.add_argument("--regrade", help="grade-all: comma-separated students to grade again")
+    p.add_argument("--scheduler", help="grade-all: local (default: one submission per GPU of this machine) or "
+                                       "slurm (one array job, a task per submission)")
+    p.add_argument("--slurm-partition", help="slurm: the partition (default: the cluster's default)")
+    p.add_argument("--slurm-account", help="slurm: the account to charge (default: yours)")
+    p.add_argument("--slurm-time", help="slurm: each task's time limit (default 01:00:00)")
+    p.add_argument("--slurm-gres", help="slurm: each task's GPU request (default gpu:1; empty: none)")
+    p.add_argument("--slurm-cpus", help="slurm: cores per task (default 8)")
+    p.add_argument("--slurm-opts", help="slurm: more sbatch options, as one string")
+    p.add_argument("--slurm-wait", help="slurm: 0: submit and return; run again after the job to gather (default 1)")
+    p.add_argument("--tasks", help=argparse.SUPPRESS)  # grade-task
+    p.add_argument("--index", help=argparse.SUPPRESS)  # grade-task
     args = p.parse_args(argv)
+    args.argv = list(sys.argv[1:] if argv is None else argv)
     h.become_subreaper()
     try:
         if args.command == "gradescope":
             return cmd_gradescope(args, None)
         opts = Options(args)
-        return {"grade": cmd_grade, "grade-all": cmd_grade_all}[args.command](args, opts)
+        return {"grade": cmd_grade, "grade-all": cmd_grade_all, "grade-task": cmd_grade_task}[args.command](args, opts)
     except h.GradingError as err:
         print(f"grade: {err}", file=sys.stderr)
         return 2

@@ -606,6 +606,30 @@ class Records(unittest.TestCase):
         self.assertTrue(book[1].startswith('"alice",0,17.5'), book[1])
         self.assertIn("not graded", book[2])
 
+    def test_slurm_tasks_get_grade_alls_options_less_the_submitting_hosts(self):
+        argv = ["grade-all", "--submissions", "class", "--out", "grades", "--regrade", "bob", "--timeout", "9",
+                "--scheduler", "slurm", "--slurm-gres=", "--slurm-partition", "gpu", "--seed", "7",
+                "--arch", "sm_80", "--base", "b", "--sanitize", "0"]
+        self.assertEqual(G.task_argv(argv), ["--timeout", "9", "--arch", "sm_80", "--sanitize", "0"])
+
+    def test_slurm_task_records_are_gathered_and_refusals_graded_again(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            grades = Path(tmp)
+            tasks = grades / G.TASKS_DIR
+            tasks.mkdir(parents=True)
+            results = [h.QuestionResult(x, {}) for x in h.all_questions(h.LAB).values()]
+            (tasks / "alice.json").write_text(json.dumps(
+                {"student": "alice", "score": 0, "gradebook": h.gradebook_line("alice", results, 1, [])}))
+            (tasks / "bob.json").write_text(json.dumps(
+                {"student": "bob", "score": 0, "refused": "no GPU", "gradebook": h.gradebook_line("bob", results, 1, [])}))
+            (tasks / "broken.json").write_text("{")
+            records = G.Records(grades)
+            refused = G.gather_tasks(grades, records)
+            self.assertEqual(list(records.records), ["alice"])
+            self.assertEqual(list(refused), ["bob"])
+            self.assertEqual(list(G.Records(grades).records), ["alice"])  # in records.jsonl now
+            self.assertFalse((tasks / "alice.json").exists())
+
     def test_results_say_incomplete_until_the_verdict_is_written(self):
         with tempfile.TemporaryDirectory() as tmp:
             out = Path(tmp)
