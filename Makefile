@@ -168,7 +168,7 @@ $(OBJ)/extras_oddeven_bitonic/drawing.o: HOSTFLAGS += $(if $(NETWORK),-DLAB_BITO
 # The Part 2 demo also times the tuned batch kernels where their instructor
 # file is present (the study's "tuned" rows); test_tuned tests them.
 TUNED := $(wildcard part2_batch/reference_tuned.cu)
-TUNED_OBJ := $(if $(TUNED),$(OBJ)/part2_batch/reference_tuned.o)
+TUNED_OBJ := $(if $(TUNED),$(OBJ)/part2_batch/reference_tuned_merge.o $(OBJ)/part2_batch/reference_tuned_sort.o)
 part2_LINK := $(TUNED_OBJ)
 
 # Emulated demos print no timing tables: the CCCL peers (CUB, Thrust) stay out.
@@ -235,14 +235,27 @@ tests: $(TEST_BINS)
 # Every binary runs even when one fails; the status says whether any did.
 # Each writes its report into build/reports/, from which the last lines say
 # what could not be checked here (no GPU), once.
+# The test programs (and the harness's own tests) run at once, each into its
+# own log, printed in order once all have ended; TEST_JOBS=1 runs them one by
+# one.
 run-tests: $(TEST_BINS)
-	@status=0; rm -rf $(BUILD)/reports; mkdir -p $(BUILD)/reports; for t in $(TEST_BINS); do \
-	  echo "==> $$t $(TEST_ARGS)"; LAB_REPORT=$(BUILD)/reports/$$(basename $$t).jsonl ./$$t $(TEST_ARGS) || status=1; echo; \
+	@status=0; rm -rf $(BUILD)/reports; mkdir -p $(BUILD)/reports; \
+	harness=$$( [ -z "$(TEST_ARGS)" ] && [ "$(EMULATE)" != 1 ] && [ -f tests/grading/test_harness.py ] && echo yes); \
+	start() { if [ "$(TEST_JOBS)" = 1 ]; then "$$@"; echo $$? > $(BUILD)/reports/$$name.rc; \
+	          else ( "$$@"; echo $$? > $(BUILD)/reports/$$name.rc ) & fi; }; \
+	for t in $(TEST_BINS); do name=$$(basename $$t); \
+	  start env LAB_REPORT=$(BUILD)/reports/$$name.jsonl ./$$t $(TEST_ARGS) > $(BUILD)/reports/$$name.out 2>&1; \
+	done; \
+	if [ -n "$$harness" ]; then name=harness; start python3 tests/grading/test_harness.py > $(BUILD)/reports/harness.out 2>&1; fi; \
+	[ "$(TEST_JOBS)" = 1 ] || echo "running $(words $(TEST_BINS)) test programs$${harness:+ and the harness's own tests} at once (TEST_JOBS=1: one by one) ..."; \
+	wait; \
+	for t in $(TEST_BINS); do name=$$(basename $$t); \
+	  echo "==> $$t $(TEST_ARGS)"; cat $(BUILD)/reports/$$name.out; echo; \
+	  [ "$$(cat $(BUILD)/reports/$$name.rc)" = 0 ] || status=1; \
 	done; \
 	if [ -f tests/grading/unchecked.py ]; then python3 tests/grading/unchecked.py $(BUILD)/reports/*.jsonl; echo; fi; \
-	if [ -z "$(TEST_ARGS)" ] && [ "$(EMULATE)" != 1 ] && [ -f tests/grading/test_harness.py ]; then \
-	  echo "==> the grading harness's own tests"; python3 tests/grading/test_harness.py || status=1; \
-	fi; exit $$status
+	if [ -n "$$harness" ]; then echo "==> the grading harness's own tests"; cat $(BUILD)/reports/harness.out; \
+	  [ "$$(cat $(BUILD)/reports/harness.rc)" = 0 ] || status=1; fi; exit $$status
 
 # compute-sanitizer over the GPU tests; under it the tests sample their sizes,
 # allocate arrays without guard zones and leave CUPTI off (common/gpu.hpp).
@@ -298,6 +311,12 @@ gradescope:
 grade-objects: $(COMMON_OBJS) $(TEST_MAIN) $(BUILD)/test_common $(ORACLE_BINS) \
                $(foreach p,$(PARTS),$(OBJ)/tests/test_$(p).o $(call objs,$(p),OBJS))
 
+# Maintainers: the lab built with each toolkit in NVCCS for each GPU in ARCHS.
+.PHONY: check-toolchains
+check-toolchains:
+	@if [ -x .ci/check-toolchains ]; then NVCCS='$(NVCCS)' ARCHS='$(ARCHS)' .ci/check-toolchains; \
+	 else echo "check-toolchains is for the lab's maintainers (not in the student copy)"; fi
+
 .PHONY: oracle
 oracle: $(ORACLE_BINS)
 
@@ -340,7 +359,8 @@ help:
 	@echo "make plots            PNG figures from results/<gpu>/*.csv and results/mine/<gpu>/*.csv (no GPU; matplotlib)"
 	@echo "make clean            remove build/ and the demo binaries"
 	@echo "variables: IMPL=reference|student (now $(IMPL)), ARCH=native|sm_90|... (now $(ARCH)), DEBUG=1, EMULATE=1;"
-	@echo "           a change of ARCH or DEBUG rebuilds everything (build/flags.stamp)"
+	@echo "           a change of ARCH or DEBUG rebuilds everything (build/flags.stamp); builds use every core"
+	@echo "           (make -j1 or MAKEFLAGS=-jN otherwise); make test runs its programs at once (TEST_JOBS=1: one by one)"
 	@echo "grading:   GRADE_OUT=dir TIMEOUT=s TIMEOUT_SCALE=x SANITIZE=0 SANITIZE_JOBS=n SEED=n NO_LARGE=1 GRADE_PARTS=part1,part2 TIMING=1"
 	@echo "           BUDGET=s SANDBOX=0 WORK_ROOT=dir REGRADE=alice,bob GRADE_BASE=dir"
 	@echo "slurm:     make grade-all SCHEDULER=slurm [SLURM_PARTITION=p SLURM_ACCOUNT=a SLURM_TIME=hh:mm:ss SLURM_GRES=gpu:1"

@@ -110,9 +110,9 @@ __device__ void sortInRegisters(T (&v)[ITEMS]) {
 template <class T>
 __device__ T sortPadding();
 template <>
-__device__ int sortPadding<int>() { return INT_MAX; }
+__device__ inline int sortPadding<int>() { return INT_MAX; }
 template <>
-__device__ Tagged sortPadding<Tagged>() { return {INT_MAX, -1}; }
+__device__ inline Tagged sortPadding<Tagged>() { return {INT_MAX, -1}; }
 
 // The largest power of two <= w (w >= 1).
 __host__ __device__ constexpr int floorPow2(int w) { return w & (w - 1) ? floorPow2(w & (w - 1)) : w; }
@@ -393,9 +393,16 @@ void sortSmall(const T* dIn, T* dOut, int d, long long N) {
     });
 }
 
+// The build compiles this file twice, merges and sorts apart
+// (reference_tuned_merge.cu, reference_tuned_sort.cu): together they were the
+// lab's longest compile.
+#ifndef LAB_TUNED_SORTS_ONLY
 template void mergeSmallBatch<int>(const int*, const int*, int*, int, long long);
 template void mergeSmallBatch<Tagged>(const Tagged*, const int*, Tagged*, int, long long);
+#endif
+#ifndef LAB_TUNED_MERGES_ONLY
 template void sortSmall<int>(const int*, int*, int, long long);
 template void sortSmall<Tagged>(const Tagged*, Tagged*, int, long long);
+#endif
 
 }  // namespace lab::tuned
