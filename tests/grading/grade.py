@@ -65,6 +65,8 @@ class Options:
         # Sanitized test cases run this many at a time (mostly host work).
         self.sanitize_jobs = max(1, int(_positive("SANITIZE_JOBS", getattr(args, "sanitize_jobs", None)
                                                   or min(12, (os.cpu_count() or 2) * 3 // 4) or 1)))
+        # Parts whose ordinary test cases run at once (1: one test process at a time).
+        self.case_jobs = max(1, int(_positive("CASE_JOBS", getattr(args, "case_jobs", None) or "1")))
         self.parts = [p for p, _ in h.PARTS] if not args.parts else args.parts.split(",")
         for p in self.parts:
             if p not in dict(h.PARTS):
@@ -408,10 +410,15 @@ def grade_one(submission: Path, out: Path, base: Path, opts: Options, student: s
         for large in (False, True):
             if large:
                 stamps.append(("[large] tests", time.monotonic()))
-            for part in built:
+
+            def tier(part: str, large: bool = large) -> None:
                 binary = work / "build" / "student" / f"test_{part}"
                 run_tier(g, binary, [r for r in results.values() if r.question.part == part], large,
                          trusted.part(part, large, gpu_env))
+            # CASE_JOBS parts' ordinary tests at once (each part's one by one);
+            # the [large] tier, which fills the GPU's memory, always alone.
+            with ThreadPoolExecutor(max_workers=1 if large else opts.case_jobs) as pool:
+                list(pool.map(tier, built))
         stamps.append(("waiting for the trusted runs", time.monotonic()))
         for oracle in oracles:
             oracle.join()
@@ -1015,6 +1022,7 @@ def main(argv=None) -> int:
     p.add_argument("--sanitize", help="0: leave out memcheck and racecheck (default: run them on every ordinary test case)")
     p.add_argument("--sanitize-jobs", help="sanitized runs (one per question and tool) at a time (default: three quarters of the cores, at most 12)")
     p.add_argument("--no-large", help="1: leave out the [large] tier (arrays past 2^31)")
+    p.add_argument("--case-jobs", help="parts whose ordinary test cases run at once (default 1)")
     p.add_argument("--seed", help="LAB_SEED for every test (default: a new one, written in the results)")
     p.add_argument("--arch", help="nvcc -arch (default native)")
     p.add_argument("--timing", help="1: also time each part's demo against the reference (a note, no points)")
