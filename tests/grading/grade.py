@@ -731,6 +731,14 @@ class Records:
             h.write_atomically(self.path, "".join(json.dumps(r) + "\n" for r in self.records.values()))
 
 
+def still_to_grade(args, students, records: Records) -> list:
+    """The students without a record, after REGRADE's have lost theirs."""
+    for student in (args.regrade or "").split(","):
+        if student:
+            records.drop(student)
+    return [(s, p) for s, p in students if s not in records.records]
+
+
 def cmd_grade_all(args, opts: Options) -> int:
     if not args.submissions:
         raise h.GradingError("make grade-all needs SUBMISSIONS=<folder with one subfolder or archive per student>")
@@ -757,10 +765,7 @@ def cmd_grade_all(args, opts: Options) -> int:
         write_gradebook(grades, students, {})
         say(f"make grade-all: {gpu}; nothing graded")
         return 1
-    for student in (args.regrade or "").split(","):
-        if student:
-            records.drop(student)
-    todo = [(s, p) for s, p in students if s not in records.records]
+    todo = still_to_grade(args, students, records)
     say(f"{len(students)} submissions, {len(students) - len(todo)} already graded; {count} GPU(s): {gpu[5:]}; "
         f"{opts.sandbox.describe()}")
     gpus: queue.Queue = queue.Queue()
@@ -897,10 +902,7 @@ def grade_all_slurm(args, opts: Options, grades: Path, base: Path, students, rec
             "(squeue -j " + running + ")")
         write_gradebook(grades, students, records.records, refused)
         return 0
-    for student in (args.regrade or "").split(","):
-        if student:
-            records.drop(student)
-    todo = [(s, p) for s, p in students if s not in records.records]
+    todo = still_to_grade(args, students, records)
     say(f"{len(students)} submissions, {len(students) - len(todo)} already graded; "
         f"{len(todo)} to grade on Slurm; {opts.sandbox.describe()}")
     if todo:
