@@ -174,10 +174,9 @@ std::string context(std::uint64_t caseSeed, const std::string& details) {
 std::vector<int> sizesUpTo(int max) {
     std::vector<int> sizes;
     for (int n = 0; n <= max; ++n) {
-        const bool edge = n <= 34 || max - n <= 2 || (n & (n - 1)) == 0 || ((n + 1) & n) == 0 ||
-                          ((n - 1) & (n - 2)) == 0;
-        const bool thinEdge = n <= 3 || max - n <= 1 || (n >= 31 && (n & (n - 1)) == 0) ||
-                              (n >= 31 && ((n + 1) & n) == 0) || (n >= 31 && ((n - 1) & (n - 2)) == 0);
+        const bool nearPow2 = (n & (n - 1)) == 0 || ((n + 1) & n) == 0 || ((n - 1) & (n - 2)) == 0;
+        const bool edge = n <= 34 || max - n <= 2 || nearPow2;
+        const bool thinEdge = n <= 3 || max - n <= 1 || (n >= 31 && nearPow2);
         if (sanitized() ? thinEdge || n % 389 == 0 : !quick() || edge || n % 97 == 0) sizes.push_back(n);
     }
     return sizes;
@@ -249,7 +248,7 @@ int main(int argc, char* argv[]) {
 
     std::cout << "Catch2 v" << LAB_CATCH_MAJOR << ", LAB_SEED=" << lab::test::seed()
               << (lab::kEmulated ? ", emulated: quick sizes, exact allocations"
-                  : lab::underComputeSanitizer() ? ", under compute-sanitizer: quick sizes, exact allocations, no trace"
+                  : lab::underComputeSanitizer() ? ", under compute-sanitizer: sampled sizes, exact allocations, no trace"
                   : lab::test::quick()   ? ", quick mode (LAB_QUICK)"
                                          : "")
               << "\n";

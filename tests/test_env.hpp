@@ -13,7 +13,8 @@ namespace lab::test {
 // default, so runs repeat unless asked otherwise. Printed at start.
 std::uint64_t seed();
 
-// Samples the exhaustive size loops: LAB_QUICK=1, or under compute-sanitizer.
+// Samples the exhaustive size loops: LAB_QUICK=1, emulated, or under
+// compute-sanitizer (then sanitized() too).
 bool quick();
 
 // Under compute-sanitizer (never emulated): quick mode, sampled more thinly

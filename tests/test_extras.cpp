@@ -155,8 +155,11 @@ TEST_CASE("oddEvenSort sorts sizes around one block and beyond stably", "[extras
 
 TEST_CASE("oddEvenSort handles every input kind", "[extras][X2][gpu]") {
     LAB_NEEDS_GPU();
-    // n launches per sort: smaller under compute-sanitizer (quick mode).
-    everyKind(oddEvenT, oddEvenI, true, "X2", test::sanitized() ? std::vector<long long>{65} : test::quick() ? std::vector<long long>{129} : std::vector<long long>{3001, 2 * kTile + 1});
+    // n launches per sort: smaller in quick mode, smaller still under compute-sanitizer.
+    everyKind(oddEvenT, oddEvenI, true, "X2",
+              test::sanitized() ? std::vector<long long>{65}
+              : test::quick()   ? std::vector<long long>{129}
+                                : std::vector<long long>{3001, 2 * kTile + 1});
 }
 
 // ---------------------------------------------------------------- X3
@@ -202,5 +205,7 @@ TEST_CASE("bitonicSort sorts sizes around tiles and primes and powers of two", "
 TEST_CASE("bitonicSort handles every input kind", "[extras][X4][gpu]") {
     LAB_NEEDS_GPU();
     everyKind(bitonicT, bitonicI, false, "X4",
-              test::sanitized() ? std::vector<long long>{kTile + 1} : test::quick() ? std::vector<long long>{2 * kTile + 1} : std::vector<long long>{10007, 4 * kTile, 2 * kTile + 1});
+              test::sanitized() ? std::vector<long long>{kTile + 1}
+              : test::quick()   ? std::vector<long long>{2 * kTile + 1}
+                                : std::vector<long long>{10007, 4 * kTile, 2 * kTile + 1});
 }

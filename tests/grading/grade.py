@@ -62,7 +62,7 @@ class Options:
         self.timing = _flag("TIMING", args.timing)
         self.outputs = [Path(p).resolve() for p in (args.out, args.base) if p]  # never copied into a lab copy
         self.jobs = str(os.cpu_count() or 2)
-        # Sanitized test cases run this many at a time (mostly host work).
+        # Sanitized runs (one per question and tool) this many at a time.
         self.sanitize_jobs = max(1, int(_positive("SANITIZE_JOBS", getattr(args, "sanitize_jobs", None)
                                                   or min(12, (os.cpu_count() or 2) * 3 // 4) or 1)))
         # Parts whose ordinary test cases run at once (1: one test process at a time).
@@ -569,7 +569,7 @@ def sanitize(g: Grading, parts: list[tuple[Path, list[h.QuestionResult]]]) -> No
             g.opts.sandbox.own(Path(scratch))
             log_file = Path(scratch) / f"{qid}-{tool}.log"
             # The test program notices compute-sanitizer itself and then runs
-            # quick sizes, arrays that end where their allocation ends (so a
+            # sampled sizes, arrays that end where their allocation ends (so a
             # read one past the end is seen) and no CUPTI. Nothing the harness
             # sets tells a sanitized run from a graded one. Catch2 reads the
             # comma-separated names as "any of these".

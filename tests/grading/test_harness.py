@@ -261,7 +261,7 @@ class Unchecked(unittest.TestCase):
         text = U.summary(skipped, seen)
         q1, q2 = h.all_questions(h.LAB)["Q1"], h.all_questions(h.LAB)["Q2"]
         large = sum(h.QuestionResult(q, {}).test_points()[c.name][1] for q in (q1, q2) for c in q.tests if c.large)
-        self.assertIn(f"did not run (no GPU)", text)
+        self.assertIn("did not run (no GPU)", text)
         self.assertIn(f"They carry {round(q1.points + q2.points - large, 2):g} of these parts' 9 code points", text)
         self.assertIn("the [large] tier", text)
         self.assertEqual(U.summary({}, set()), "")
