@@ -237,17 +237,26 @@ tests: $(TEST_BINS)
 # what could not be checked here (no GPU), once.
 # The test programs (and the harness's own tests) run at once, each into its
 # own log, printed in order once all have ended; TEST_JOBS=1 runs them one by
-# one.
+# one, TEST_JOBS=all at once. By default they run at once unless the GPU has
+# less than 1 GiB free per program (a small or shared GPU: every CUDA process
+# holds a context of a few hundred MiB), and then one by one.
+TEST_JOBS ?=
 run-tests: $(TEST_BINS)
 	@status=0; rm -rf $(BUILD)/reports; mkdir -p $(BUILD)/reports; \
 	harness=$$( [ -z "$(TEST_ARGS)" ] && [ "$(EMULATE)" != 1 ] && [ -f tests/grading/test_harness.py ] && echo yes); \
-	start() { if [ "$(TEST_JOBS)" = 1 ]; then "$$@"; echo $$? > $(BUILD)/reports/$$name.rc; \
+	jobs="$(TEST_JOBS)"; \
+	if [ -z "$$jobs" ] && [ "$(EMULATE)" != 1 ]; then \
+	  free=$$(nvidia-smi --query-gpu=memory.free --format=csv,noheader,nounits 2>/dev/null | sort -n | head -1); \
+	  if [ "$$free" -eq "$$free" ] 2>/dev/null && [ "$$free" -lt $$((1024 * $(words $(TEST_BINS)))) ]; then \
+	    jobs=1; echo "running the test programs one by one: the GPU has $$free MiB free (TEST_JOBS=all: at once)"; fi; \
+	fi; \
+	start() { if [ "$$jobs" = 1 ]; then "$$@"; echo $$? > $(BUILD)/reports/$$name.rc; \
 	          else ( "$$@"; echo $$? > $(BUILD)/reports/$$name.rc ) & fi; }; \
 	for t in $(TEST_BINS); do name=$$(basename $$t); \
 	  start env LAB_REPORT=$(BUILD)/reports/$$name.jsonl ./$$t $(TEST_ARGS) > $(BUILD)/reports/$$name.out 2>&1; \
 	done; \
 	if [ -n "$$harness" ]; then name=harness; start python3 tests/grading/test_harness.py > $(BUILD)/reports/harness.out 2>&1; fi; \
-	[ "$(TEST_JOBS)" = 1 ] || echo "running $(words $(TEST_BINS)) test programs$${harness:+ and the harness's own tests} at once (TEST_JOBS=1: one by one) ..."; \
+	[ "$$jobs" = 1 ] || echo "running $(words $(TEST_BINS)) test programs$${harness:+ and the harness's own tests} at once (TEST_JOBS=1: one by one) ..."; \
 	wait; \
 	for t in $(TEST_BINS); do name=$$(basename $$t); \
 	  echo "==> $$t $(TEST_ARGS)"; cat $(BUILD)/reports/$$name.out; echo; \
@@ -361,7 +370,7 @@ help:
 	@echo "make clean            remove build/ and the demo binaries"
 	@echo "variables: IMPL=reference|student (now $(IMPL)), ARCH=native|sm_90|... (now $(ARCH)), DEBUG=1, EMULATE=1;"
 	@echo "           a change of ARCH or DEBUG rebuilds everything (build/flags.stamp); builds use every core"
-	@echo "           (make -j1 or MAKEFLAGS=-jN otherwise); make test runs its programs at once (TEST_JOBS=1: one by one)"
+	@echo "           (make -j1 or MAKEFLAGS=-jN otherwise); make test runs its programs at once (TEST_JOBS=1: one by one; one by one by itself on a GPU with little free memory)"
 	@echo "grading:   GRADE_OUT=dir TIMEOUT=s TIMEOUT_SCALE=x SANITIZE=0 SANITIZE_JOBS=n SEED=n NO_LARGE=1 GRADE_PARTS=part1,part2 TIMING=1"
 	@echo "           BUDGET=s SANDBOX=0 WORK_ROOT=dir REGRADE=alice,bob GRADE_BASE=dir CASE_JOBS=n"
 	@echo "slurm:     make grade-all SCHEDULER=slurm [SLURM_PARTITION=p SLURM_ACCOUNT=a SLURM_TIME=hh:mm:ss SLURM_GRES=gpu:1"

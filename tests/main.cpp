@@ -261,7 +261,8 @@ int main(int argc, char* argv[]) {
             tally.finished = true;
             return 1;
         }
-        std::cout << "GPU: " << lab::describeGpu(gpu) << "\ndevices: " << gpu.deviceCount << std::endl;
+        std::cout << "GPU: " << lab::describeGpu(gpu) << "\ndevices: " << gpu.deviceCount
+                  << "\nfree MiB: " << (lab::freeDeviceBytes() >> 20) << std::endl;
         tally.finished = true;
         return 0;
     }

@@ -41,12 +41,46 @@ std::string shape(int d, long long N, const char* kind) {
 // counts end blocks one short of and one past full for every shape.
 const long long kCounts[] = {1, 3, 5, 15, 17, 255, 257};
 
-std::vector<int> sizes() {
-    std::vector<int> d = test::sizesUpTo(kMaxBatchD);
-    d.erase(d.begin());  // d = 0 is refused
+// Every d from 1 to 1024 (the hidden [every-d] test), or the sizes where
+// something changes (make test): d up to 34, near powers of two, the last
+// ones, every 97th, and the shape edges below. Under compute-sanitizer,
+// sizesUpTo's thinner sample.
+std::vector<int> sizes(bool everyD) {
+    std::vector<int> d;
+    if (test::sanitized() && !everyD) {
+        d = test::sizesUpTo(kMaxBatchD);
+        d.erase(d.begin());  // d = 0 is refused
+    } else {
+        for (int n = 1; n <= kMaxBatchD; ++n) {
+            const bool nearPow2 = (n & (n - 1)) == 0 || ((n + 1) & n) == 0 || ((n - 1) & (n - 2)) == 0;
+            if (everyD || n <= 34 || nearPow2 || kMaxBatchD - n <= 2 || n % 97 == 0) d.push_back(n);
+        }
+    }
     for (int edge : {3, 4, 5, 6, 9, 10, 17, 18, 34, 35, 68, 69, 136, 137, 272, 273, 544, 545})
         d.push_back(edge);  // the shape changes after each of 3, 5, 9, 17, 34, ... (withShape)
     return d;
+}
+
+// Random input at each d and N at the block edges, merged.
+void mergeShapes(bool everyD) {
+    for (int d : sizes(everyD))
+        for (long long N : kCounts) {
+            if (N * d > (1 << 20)) continue;
+            const std::uint64_t s = caseSeed(test::seed(), d, N);
+            const Batch b = makeBatch(InputKind::Random, d, N, s, true);
+            REQUIRE_OK(tunedMergeCase(b, keysOf(b.values), d, N, test::context(s, shape(d, N, "random"))));
+        }
+}
+
+// Likewise, sorted.
+void sortShapes(bool everyD) {
+    for (int d : sizes(everyD))
+        for (long long N : kCounts) {
+            if (N * d > (1 << 20)) continue;
+            const std::uint64_t s = caseSeed(test::seed(), d, N + 5);
+            const Batch b = makeBatch(InputKind::Random, d, N, s, false);
+            REQUIRE_OK(tunedSortCase(keysOf(b.values), d, N, test::context(s, shape(d, N, "random"))));
+        }
 }
 
 }  // namespace
@@ -66,13 +100,7 @@ TEST_CASE("Tuned batch launchers refuse bad d and N", "[tuned]") {
 
 TEST_CASE("Tuned batch merge: every shape, N at block edges, stable for every input kind", "[tuned][gpu]") {
     LAB_NEEDS_GPU();
-    for (int d : sizes())
-        for (long long N : kCounts) {
-            if (N * d > (1 << 20)) continue;
-            const std::uint64_t s = caseSeed(test::seed(), d, N);
-            const Batch b = makeBatch(InputKind::Random, d, N, s, true);
-            REQUIRE_OK(tunedMergeCase(b, keysOf(b.values), d, N, test::context(s, shape(d, N, "random"))));
-        }
+    mergeShapes(false);
     for (InputKind kind : allInputKinds())
         for (int d : {1, 2, 5, 8, 17, 33, 100, 257, 640, 1024}) {
             const std::uint64_t s = caseSeed(test::seed(), d, 100 + int(kind));
@@ -83,13 +111,7 @@ TEST_CASE("Tuned batch merge: every shape, N at block edges, stable for every in
 
 TEST_CASE("Tuned batch sort: every shape, N at block edges, stable for every input kind", "[tuned][gpu]") {
     LAB_NEEDS_GPU();
-    for (int d : sizes())
-        for (long long N : kCounts) {
-            if (N * d > (1 << 20)) continue;
-            const std::uint64_t s = caseSeed(test::seed(), d, N + 5);
-            const Batch b = makeBatch(InputKind::Random, d, N, s, false);
-            REQUIRE_OK(tunedSortCase(keysOf(b.values), d, N, test::context(s, shape(d, N, "random"))));
-        }
+    sortShapes(false);
     for (InputKind kind : allInputKinds())
         for (int d : {1, 2, 3, 6, 16, 31, 100, 256, 600, 1000, 1024}) {
             const std::uint64_t s = caseSeed(test::seed(), d, 200 + int(kind));
@@ -110,6 +132,15 @@ TEST_CASE("Tuned batch merge and sort: a large batch, and N = 0", "[tuned][gpu]"
     }
     REQUIRE_OK(tunedMergeCase(Batch{}, std::vector<int>{}, 16, 0, "d=16 N=0"));
     REQUIRE_OK(tunedSortCase(std::vector<int>{}, 16, 0, "d=16 N=0"));
+}
+
+// Every d from 1 to 1024, not only where the shape or a power of two changes
+// (about 13 times as long): ./build/test_tuned "[every-d]" after a change to
+// the tuned kernels.
+TEST_CASE("Tuned batch merge and sort: every d from 1 to 1024", "[tuned][gpu][every-d][.]") {
+    LAB_NEEDS_GPU();
+    mergeShapes(true);
+    sortShapes(true);
 }
 
 TEST_CASE("Tuned batch merge past 2^31 values", "[tuned][gpu][large][.]") {

@@ -35,6 +35,10 @@ import harness as h  # noqa: E402
 import sandbox as sb  # noqa: E402
 
 PROBE_TIMEOUT = 60
+# Parts whose ordinary test cases run at once by default (CASE_JOBS=n); on an
+# H100 4 took the reference's grading from 132-134 s to 122 s. Fewer on a GPU
+# with little free memory (Options.fit_gpu).
+CASE_JOBS = 4
 DEMO_TIMEOUT = 600  # one demo's timing tables (TIMING=1)
 # Fewer runs and a smaller Q7 study than make bench: a ratio, not a figure to publish.
 DEMO_ARGS = ["--no-draw", "--runs", "3"]
@@ -66,7 +70,9 @@ class Options:
         self.sanitize_jobs = max(1, int(_positive("SANITIZE_JOBS", getattr(args, "sanitize_jobs", None)
                                                   or min(12, (os.cpu_count() or 2) * 3 // 4) or 1)))
         # Parts whose ordinary test cases run at once (1: one test process at a time).
-        self.case_jobs = max(1, int(_positive("CASE_JOBS", getattr(args, "case_jobs", None) or "1")))
+        self.case_jobs = max(1, int(_positive("CASE_JOBS", getattr(args, "case_jobs", None) or str(CASE_JOBS))))
+        self.jobs_asked = {"sanitize": bool(getattr(args, "sanitize_jobs", None)),
+                           "case": bool(getattr(args, "case_jobs", None))}
         self.parts = [p for p, _ in h.PARTS] if not args.parts else args.parts.split(",")
         for p in self.parts:
             if p not in dict(h.PARTS):
@@ -88,6 +94,18 @@ class Options:
         if self.sanitize_asked:
             return "sanitizers not run (SANITIZE=0)"
         return "sanitizers not run: compute-sanitizer is not on the PATH"
+
+    def fit_gpu(self, free_mib: int | None) -> None:
+        """Fewer processes at once on a GPU with little free memory (each holds
+        a context of a few hundred MiB; a sanitized one about twice that), so
+        that no run fails for memory another run of the same grading holds.
+        Only the defaults change; SANITIZE_JOBS and CASE_JOBS given win."""
+        if free_mib is None:
+            return
+        if not self.jobs_asked["sanitize"]:
+            self.sanitize_jobs = max(1, min(self.sanitize_jobs, free_mib // 2048))
+        if not self.jobs_asked["case"]:
+            self.case_jobs = max(1, min(self.case_jobs, free_mib // 4096))
 
     def timeout_for(self, q: h.Question) -> float:
         return self.timeout if self.timeout is not None else q.timeout * self.timeout_scale
@@ -170,12 +188,15 @@ def verify_base(base: Path) -> None:
         raise h.GradingError(f"the base build in {base} changed since it was built; delete it and grade again")
 
 
-def probe_gpu(base: Path, env: dict) -> tuple[bool, str, int]:
-    """Asks the lab's own test binary (no student code in it) about the GPU."""
+def probe_gpu(base: Path, env: dict, opts: "Options | None" = None) -> tuple[bool, str, int]:
+    """Asks the lab's own test binary (no student code in it) about the GPU;
+    with opts, fits their process counts to the GPU's free memory."""
     r = h.run([str(base / "build" / "test_common")], base, PROBE_TIMEOUT, env={**env, "LAB_PROBE_GPU": "1"})
-    lines = [ln for ln in r.output.splitlines() if ln.startswith(("GPU:", "no GPU:", "devices:"))]
+    lines = [ln for ln in r.output.splitlines() if ln.startswith(("GPU:", "no GPU:", "devices:", "free MiB:"))]
     if r.returncode == 0:
         count = next((int(ln.split()[1]) for ln in lines if ln.startswith("devices:")), 1)
+        if opts is not None:
+            opts.fit_gpu(next((int(ln.split()[2]) for ln in lines if ln.startswith("free MiB:")), None))
         return True, next((ln for ln in lines if ln.startswith("GPU:")), "GPU"), count
     reason = next((ln for ln in lines if ln.startswith("no GPU:")), "no GPU: " + h.describe_exit(r, PROBE_TIMEOUT))
     return False, reason, 0
@@ -670,7 +691,7 @@ def cmd_grade(args, opts: Options) -> int:
     out = Path(args.out).resolve()
     student = args.student or (submission.name if args.submission else "this-tree")
     base = prepare_base(Path(args.base).resolve() if args.base else out / "base", opts, say)
-    ok, gpu, _ = probe_gpu(base, {})
+    ok, gpu, _ = probe_gpu(base, {}, opts)
     if not ok:
         refuse(out, student, f"{gpu}. Grading needs a GPU: run make grade on a machine with one.", opts.seed)
         say(f"make grade: {gpu}; wrote {out / 'results.json'} with score 0")
@@ -758,7 +779,7 @@ def cmd_grade_all(args, opts: Options) -> int:
         return grade_all_slurm(args, opts, grades, base, students, records)
     if args.scheduler not in (None, "", "local"):
         raise h.GradingError(f"SCHEDULER={args.scheduler}: the schedulers are local (the default) and slurm")
-    ok, gpu, count = probe_gpu(base, {})
+    ok, gpu, count = probe_gpu(base, {}, opts)
     if not ok:
         for student, _ in students:
             refuse(grades / student, student, gpu, opts.seed)
@@ -766,12 +787,12 @@ def cmd_grade_all(args, opts: Options) -> int:
         say(f"make grade-all: {gpu}; nothing graded")
         return 1
     todo = still_to_grade(args, students, records)
-    say(f"{len(students)} submissions, {len(students) - len(todo)} already graded; {count} GPU(s): {gpu[5:]}; "
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    ids = (visible.split(",") if visible else [str(i) for i in range(count)])[:count]
+    say(f"{len(students)} submissions, {len(students) - len(todo)} already graded; {len(ids)} GPU(s): {gpu[5:]}; "
         f"{opts.sandbox.describe()}")
     gpus: queue.Queue = queue.Queue()
-    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
-    ids = visible.split(",") if visible else [str(i) for i in range(count)]
-    for i in ids[:count]:
+    for i in ids:
         gpus.put(i)
     work: queue.Queue = queue.Queue()
     for item in todo:
@@ -793,7 +814,7 @@ def cmd_grade_all(args, opts: Options) -> int:
                 data = grade_one(path, grades / student, base, opts, student, lambda m: None,
                                  {"CUDA_VISIBLE_DEVICES": device}, trusted=trusted)
                 records.add(data)
-                line = f"{student}: {data['score']:g} ({time.monotonic() - t0:.0f} s)"
+                line = f"{student}: {data['score']:g} ({time.monotonic() - t0:.0f} s on GPU {device})"
             except Exception as err:  # one broken submission never stops the class
                 line = f"{student}: harness error: {err}"
             finally:
@@ -802,7 +823,7 @@ def cmd_grade_all(args, opts: Options) -> int:
                 done[0] += 1
                 say(f"[{done[0]}/{len(students)}] {line}, {time.monotonic() - started:.0f} s so far")
 
-    threads = [threading.Thread(target=worker) for _ in ids[:count]]
+    threads = [threading.Thread(target=worker) for _ in ids]
     for t in threads:
         t.start()
     for t in threads:
@@ -968,7 +989,7 @@ def cmd_grade_task(args, opts: Options) -> int:
     if not (base / ".ready").exists():  # built by the submitting host; never by many tasks at once
         raise h.GradingError(f"task {index}: no base build in {base}")
     verify_base(base)
-    ok, gpu, _ = probe_gpu(base, {})
+    ok, gpu, _ = probe_gpu(base, {}, opts)
     host = os.uname().nodename
     if not ok:
         data = refuse(grades / student, student, f"{gpu} (Slurm node {host})", opts.seed)
