@@ -35,9 +35,10 @@ import harness as h  # noqa: E402
 import sandbox as sb  # noqa: E402
 
 PROBE_TIMEOUT = 60
-# Parts whose ordinary test cases run at once by default (CASE_JOBS=n); on an
-# H100 4 took the reference's grading from 132-134 s to 122 s. Fewer on a GPU
-# with little free memory (Options.fit_gpu).
+# Parts whose ordinary test cases run at once by default (CASE_JOBS=n); fewer on
+# a GPU with little free memory (Options.fit_gpu). On an H100, 4 halved the
+# reference's ordinary tier (48 -> 24 s), but its [large] tier, whose cases
+# each wait for the trusted run's, then took longer (45 -> 63-66 s).
 CASE_JOBS = 4
 DEMO_TIMEOUT = 600  # one demo's timing tables (TIMING=1)
 # Fewer runs and a smaller Q7 study than make bench: a ratio, not a figure to publish.
