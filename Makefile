@@ -247,6 +247,7 @@ run-tests: $(TEST_BINS)
 	jobs="$(TEST_JOBS)"; \
 	if [ -z "$$jobs" ] && [ "$(EMULATE)" != 1 ]; then \
 	  free=$$(nvidia-smi --query-gpu=memory.free --format=csv,noheader,nounits 2>/dev/null | sort -n | head -1); \
+	  : "-eq of free with itself: true only for a number (no nvidia-smi, no GPU: run at once)"; \
 	  if [ "$$free" -eq "$$free" ] 2>/dev/null && [ "$$free" -lt $$((1024 * $(words $(TEST_BINS)))) ]; then \
 	    jobs=1; echo "running the test programs one by one: the GPU has $$free MiB free (TEST_JOBS=all: at once)"; fi; \
 	fi; \

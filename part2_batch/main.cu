@@ -63,6 +63,7 @@ bool timingStudy(long long total, int runs, std::uint64_t seed, const std::strin
     for (int d : {4, 8, 16, 32, 64, 100, 128, 256, 500, 512, 1000, 1024}) {
         const long long N = total / d;
         // In, split, out, the tuple merge's five arrays, CUB's temporary.
+        // (`&`, not `&&`: both tables list a row they leave out.)
         if (!(merges.fits(N * d, 48.0 * N * d) & sorts.fits(N * d, 48.0 * N * d))) continue;
         const Batch b = randomPairs(d, N, caseSeed(seed, d), false);
         const std::size_t n = b.keys.size();

@@ -171,15 +171,32 @@ std::string context(std::uint64_t caseSeed, const std::string& details) {
     return "LAB_SEED=" + std::to_string(seed()) + " case seed " + std::to_string(caseSeed) + ", " + details;
 }
 
-std::vector<int> sizesUpTo(int max) {
+namespace {
+
+// The sizes 0..max that `keep(n, nearPow2)` keeps.
+template <class Keep>
+std::vector<int> sizesWhere(int max, Keep keep) {
     std::vector<int> sizes;
     for (int n = 0; n <= max; ++n) {
         const bool nearPow2 = (n & (n - 1)) == 0 || ((n + 1) & n) == 0 || ((n - 1) & (n - 2)) == 0;
-        const bool edge = n <= 34 || max - n <= 2 || nearPow2;
-        const bool thinEdge = n <= 3 || max - n <= 1 || (n >= 31 && nearPow2);
-        if (sanitized() ? thinEdge || n % 389 == 0 : !quick() || edge || n % 97 == 0) sizes.push_back(n);
+        if (keep(n, nearPow2)) sizes.push_back(n);
     }
     return sizes;
+}
+
+}  // namespace
+
+std::vector<int> edgeSizesUpTo(int max) {
+    return sizesWhere(max, [max](int n, bool nearPow2) { return n <= 34 || max - n <= 2 || nearPow2 || n % 97 == 0; });
+}
+
+std::vector<int> sizesUpTo(int max) {
+    if (sanitized())
+        return sizesWhere(max, [max](int n, bool nearPow2) {
+            return n <= 3 || max - n <= 1 || (n >= 31 && nearPow2) || n % 389 == 0;
+        });
+    if (quick()) return edgeSizesUpTo(max);
+    return sizesWhere(max, [](int, bool) { return true; });
 }
 
 #if LAB_CATCH_MAJOR == 3

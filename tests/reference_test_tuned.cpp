@@ -41,21 +41,16 @@ std::string shape(int d, long long N, const char* kind) {
 // counts end blocks one short of and one past full for every shape.
 const long long kCounts[] = {1, 3, 5, 15, 17, 255, 257};
 
-// Every d from 1 to 1024 (the hidden [every-d] test), or the sizes where
-// something changes (make test): d up to 34, near powers of two, the last
-// ones, every 97th, and the shape edges below. Under compute-sanitizer,
-// sizesUpTo's thinner sample.
+// Every d from 1 to 1024 (the hidden [every-d] test), or where something
+// changes (make test: quick mode's sample, and the shape edges below; under
+// compute-sanitizer, sizesUpTo's thinner one).
 std::vector<int> sizes(bool everyD) {
     std::vector<int> d;
-    if (test::sanitized() && !everyD) {
-        d = test::sizesUpTo(kMaxBatchD);
-        d.erase(d.begin());  // d = 0 is refused
-    } else {
-        for (int n = 1; n <= kMaxBatchD; ++n) {
-            const bool nearPow2 = (n & (n - 1)) == 0 || ((n + 1) & n) == 0 || ((n - 1) & (n - 2)) == 0;
-            if (everyD || n <= 34 || nearPow2 || kMaxBatchD - n <= 2 || n % 97 == 0) d.push_back(n);
-        }
-    }
+    if (everyD)
+        for (int n = 0; n <= kMaxBatchD; ++n) d.push_back(n);
+    else
+        d = test::sanitized() ? test::sizesUpTo(kMaxBatchD) : test::edgeSizesUpTo(kMaxBatchD);
+    d.erase(d.begin());  // d = 0 is refused
     for (int edge : {3, 4, 5, 6, 9, 10, 17, 18, 34, 35, 68, 69, 136, 137, 272, 273, 544, 545})
         d.push_back(edge);  // the shape changes after each of 3, 5, 9, 17, 34, ... (withShape)
     return d;

@@ -38,6 +38,10 @@ std::string context(std::uint64_t caseSeed, const std::string& details);
 // (sanitized) the edges of warps and powers of two and a sample.
 std::vector<int> sizesUpTo(int max);
 
+// Quick mode's sample of 0..max, whatever the mode: up to 34, near powers of
+// two, the last three, every 97th.
+std::vector<int> edgeSizesUpTo(int max);
+
 // The digest chain of the running test case: every result a grader reads
 // back (an output array, an input after the run, a host search's answer) is
 // hashed into it, in order. The report carries the chain; the grading harness

@@ -940,7 +940,7 @@ def grade_all_slurm(args, opts: Options, grades: Path, base: Path, students, rec
         sbatch = ["sbatch", "--parsable", "--job-name", "lab-grade", "--array", f"0-{len(todo) - 1}",
                   "--output", str(grades / SLURM_DIR / "%A_%a.out"), "--time", args.slurm_time or "01:00:00",
                   "--cpus-per-task", args.slurm_cpus or "8"]
-        if args.slurm_gres is None or args.slurm_gres != "":
+        if args.slurm_gres != "":  # given empty: no GPU request
             sbatch += ["--gres", args.slurm_gres or "gpu:1"]
         if args.slurm_partition:
             sbatch += ["--partition", args.slurm_partition]
@@ -1044,9 +1044,9 @@ def main(argv=None) -> int:
     p.add_argument("--timeout-scale", help="multiplies the default timeouts")
     p.add_argument("--build-timeout", help="seconds for building one part")
     p.add_argument("--sanitize", help="0: leave out memcheck and racecheck (default: run them on every ordinary test case)")
-    p.add_argument("--sanitize-jobs", help="sanitized runs (one per question and tool) at a time (default: three quarters of the cores, at most 12)")
+    p.add_argument("--sanitize-jobs", help="sanitized runs (one per question and tool) at a time (default: three quarters of the cores, at most 12, one per 2 GiB of free GPU memory)")
     p.add_argument("--no-large", help="1: leave out the [large] tier (arrays past 2^31)")
-    p.add_argument("--case-jobs", help="parts whose ordinary test cases run at once (default 1)")
+    p.add_argument("--case-jobs", help="parts whose ordinary test cases run at once (default 4; fewer on a GPU with little free memory)")
     p.add_argument("--seed", help="LAB_SEED for every test (default: a new one, written in the results)")
     p.add_argument("--arch", help="nvcc -arch (default native)")
     p.add_argument("--timing", help="1: also time each part's demo against the reference (a note, no points)")
