@@ -37,9 +37,11 @@ import sandbox as sb  # noqa: E402
 PROBE_TIMEOUT = 60
 # Parts whose ordinary test cases run at once by default (CASE_JOBS=n); fewer on
 # a GPU with little free memory (Options.fit_gpu). On an H100, 4 halved the
-# reference's ordinary tier (48 -> 24 s), but its [large] tier, whose cases
-# each wait for the trusted run's, then took longer (45 -> 63-66 s).
+# reference's ordinary tier (48 -> 19-24 s).
 CASE_JOBS = 4
+# Free GPU memory (MiB) from which a submission's [large] tests may run beside
+# the trusted run's: each large test process holds up to about 18 GiB.
+LARGE_BESIDE_TRUSTED_MIB = 44 * 1024
 DEMO_TIMEOUT = 600  # one demo's timing tables (TIMING=1)
 # Fewer runs and a smaller Q7 study than make bench: a ratio, not a figure to publish.
 DEMO_ARGS = ["--no-draw", "--runs", "3"]
@@ -72,6 +74,10 @@ class Options:
                                                   or min(12, (os.cpu_count() or 2) * 3 // 4) or 1)))
         # Parts whose ordinary test cases run at once (1: one test process at a time).
         self.case_jobs = max(1, int(_positive("CASE_JOBS", getattr(args, "case_jobs", None) or str(CASE_JOBS))))
+        # Whether the submission's [large] tests and sanitized runs may go on
+        # beside the trusted run's [large] tier (fit_gpu: only on a GPU with
+        # room for two large tests; an unknown GPU waits).
+        self.large_beside_trusted = False
         self.jobs_asked = {"sanitize": bool(getattr(args, "sanitize_jobs", None)),
                            "case": bool(getattr(args, "case_jobs", None))}
         self.parts = [p for p, _ in h.PARTS] if not args.parts else args.parts.split(",")
@@ -107,6 +113,7 @@ class Options:
             self.sanitize_jobs = max(1, min(self.sanitize_jobs, free_mib // 2048))
         if not self.jobs_asked["case"]:
             self.case_jobs = max(1, min(self.case_jobs, free_mib // 4096))
+        self.large_beside_trusted = free_mib >= LARGE_BESIDE_TRUSTED_MIB
 
     def timeout_for(self, q: h.Question) -> float:
         return self.timeout if self.timeout is not None else q.timeout * self.timeout_scale
@@ -387,12 +394,13 @@ def grade_one(submission: Path, out: Path, base: Path, opts: Options, student: s
     try:
         # Every part builds before any test runs. The trusted runs go meanwhile,
         # on two threads: the ordinary tiers (quick, little memory) and the
-        # [large] tier (the long pole, one part at a time for the GPU's memory),
-        # which also overlaps the submission's ordinary tests; the submission's
-        # [large] tests run last.
-        oracles = [threading.Thread(target=lambda large=large: [trusted.part(p, large, gpu_env) for p in opts.parts],
-                                    daemon=True) for large in (True, False)]
-        for oracle in oracles:
+        # [large] tier (the long pole, one part at a time for the GPU's
+        # memory). The submission's cases never wait for them: its claims are
+        # collected first and judged once every trusted result is in.
+        oracles = {large: threading.Thread(target=lambda large=large: [trusted.part(p, large, gpu_env)
+                                                                       for p in opts.parts], daemon=True)
+                   for large in (True, False)}
+        for oracle in oracles.values():
             oracle.start()
         # The parts build at once (each is mostly one nvcc run on its
         # student.cu; everything they share is already in the base).
@@ -428,29 +436,38 @@ def grade_one(submission: Path, out: Path, base: Path, opts: Options, student: s
             g.hashes[str(binary)] = hashlib.sha256(binary.read_bytes()).hexdigest()
             notes += h.suspicious_symbols(part, work / "build" / "student" / part_dir / "student.o")
             built.append(part)
-        stamps.append(("tests", time.monotonic()))
-        for large in (False, True):
-            if large:
-                stamps.append(("[large] tests", time.monotonic()))
 
-            def tier(part: str, large: bool = large) -> None:
-                binary = work / "build" / "student" / f"test_{part}"
-                run_tier(g, binary, [r for r in results.values() if r.question.part == part], large,
-                         trusted.part(part, large, gpu_env))
-            # CASE_JOBS parts' ordinary tests at once (each part's one by one);
-            # the [large] tier, which fills the GPU's memory, always alone.
-            with ThreadPoolExecutor(max_workers=1 if large else opts.case_jobs) as pool:
-                list(pool.map(tier, built))
-        stamps.append(("waiting for the trusted runs", time.monotonic()))
-        for oracle in oracles:
-            oracle.join()
+        def part_results(part: str) -> list[h.QuestionResult]:
+            return [r for r in results.values() if r.question.part == part]
+
+        def binary_of(part: str) -> Path:
+            return work / "build" / "student" / f"test_{part}"
+
+        claims: dict[tuple[str, bool], dict[str, h.Outcome]] = {}
+        stamps.append(("tests", time.monotonic()))
+        # CASE_JOBS parts' ordinary tests at once (each part's one by one).
+        with ThreadPoolExecutor(max_workers=opts.case_jobs) as pool:
+            for part, got in zip(built, pool.map(lambda p: run_cases(g, binary_of(p), part_results(p), False), built)):
+                claims[(part, False)] = got
+        stamps.append(("[large] tests", time.monotonic()))
+        # The [large] tier fills much of the GPU's memory: one part at a time,
+        # and beside the trusted run's only where two fit.
+        if opts.large and not opts.large_beside_trusted:
+            oracles[True].join()
+        for part in built:
+            claims[(part, True)] = run_cases(g, binary_of(part), part_results(part), True)
         stamps.append(("sanitizers", time.monotonic()))
         # After the graded runs, never beside them: the GPU time-slices between
         # processes, and sanitized kernels beside a graded test pushed the
         # reference's own tests past their limits.
         if opts.sanitize:
-            sanitize(g, [(work / "build" / "student" / f"test_{part}",
-                          [r for r in results.values() if r.question.part == part]) for part in built])
+            sanitize(g, [(binary_of(part), part_results(part)) for part in built])
+        stamps.append(("waiting for the trusted runs", time.monotonic()))
+        for oracle in oracles.values():
+            oracle.join()
+        for part in built:
+            for large in (False, True):
+                judge_cases(g, part_results(part), large, claims[(part, large)], trusted.part(part, large, gpu_env))
         stamps.append(("", time.monotonic()))
         log(f"  {student}: " + ", ".join(f"{name} {b - a:.0f} s" for (name, a), (_, b) in zip(stamps, stamps[1:])))
         notes += g.notes
@@ -536,22 +553,35 @@ def _gpu_name(csv_path: Path) -> str:
         return ""
 
 
-def run_tier(g: Grading, binary: Path, results: list[h.QuestionResult], large: bool,
-             trusted: dict[str, h.Trusted]) -> None:
-    """The part's test cases of one tier ([large] or not), each judged against the trusted run."""
-    seen: dict[str, h.Outcome] = {}  # a test tagged with two questions runs once
+def run_cases(g: Grading, binary: Path, results: list[h.QuestionResult], large: bool) -> dict[str, h.Outcome]:
+    """Runs the part's test cases of one tier ([large] or not), one at a time:
+    what each process claims, by test name (a test tagged with two questions
+    runs once; the [large] tier not at all with NO_LARGE=1)."""
+    claims: dict[str, h.Outcome] = {}
+    if large and not g.opts.large:
+        return claims
+    for r in results:
+        timeout = g.opts.timeout_for(r.question)
+        for i, case in enumerate(r.question.tests):
+            if case.large == large and case.name not in claims:
+                claims[case.name] = g.run_case(binary, case, g.logs / f"{r.question.qid}-{i + 1}.log", timeout)
+    return claims
+
+
+def judge_cases(g: Grading, results: list[h.QuestionResult], large: bool, claims: dict[str, h.Outcome],
+                trusted: dict[str, h.Trusted]) -> None:
+    """Each of the tier's claims judged against the trusted run's result."""
+    seen: dict[str, h.Outcome] = {}
     for r in results:
         q = r.question
-        timeout = g.opts.timeout_for(q)
-        for i, case in enumerate(q.tests):
+        for case in q.tests:
             if case.large != large:
                 continue
             if case.name not in seen:
                 if case.large and not g.opts.large:
                     seen[case.name] = h.Outcome("not-graded", "not graded: the [large] tier is off (NO_LARGE=1)")
                 else:
-                    claim = g.run_case(binary, case, g.logs / f"{q.qid}-{i + 1}.log", timeout)
-                    seen[case.name] = h.judge(claim, trusted.get(case.name))
+                    seen[case.name] = h.judge(claims[case.name], trusted.get(case.name))
                 o = seen[case.name]
                 g.log(f"  {g.student}: {q.qid} {case.name}: {o.status}{': ' + o.message[:200] if o.message else ''}")
             r.outcomes[case.name] = seen[case.name]
