@@ -56,26 +56,29 @@ std::vector<int> sizes(bool everyD) {
     return d;
 }
 
-// Random input at each d and N at the block edges, merged.
-void mergeShapes(bool everyD) {
+// `check(d, N, case seed)` at each d and each N at the block edges (up to 2^20
+// values); `salt` keeps the merge's and the sort's inputs apart.
+template <class Check>
+void forEachShape(bool everyD, long long salt, Check check) {
     for (int d : sizes(everyD))
-        for (long long N : kCounts) {
-            if (N * d > (1 << 20)) continue;
-            const std::uint64_t s = caseSeed(test::seed(), d, N);
-            const Batch b = makeBatch(InputKind::Random, d, N, s, true);
-            REQUIRE_OK(tunedMergeCase(b, keysOf(b.values), d, N, test::context(s, shape(d, N, "random"))));
-        }
+        for (long long N : kCounts)
+            if (N * d <= (1 << 20)) check(d, N, caseSeed(test::seed(), d, N + salt));
+}
+
+// Random input at each shape, merged.
+void mergeShapes(bool everyD) {
+    forEachShape(everyD, 0, [](int d, long long N, std::uint64_t s) {
+        const Batch b = makeBatch(InputKind::Random, d, N, s, true);
+        REQUIRE_OK(tunedMergeCase(b, keysOf(b.values), d, N, test::context(s, shape(d, N, "random"))));
+    });
 }
 
 // Likewise, sorted.
 void sortShapes(bool everyD) {
-    for (int d : sizes(everyD))
-        for (long long N : kCounts) {
-            if (N * d > (1 << 20)) continue;
-            const std::uint64_t s = caseSeed(test::seed(), d, N + 5);
-            const Batch b = makeBatch(InputKind::Random, d, N, s, false);
-            REQUIRE_OK(tunedSortCase(keysOf(b.values), d, N, test::context(s, shape(d, N, "random"))));
-        }
+    forEachShape(everyD, 5, [](int d, long long N, std::uint64_t s) {
+        const Batch b = makeBatch(InputKind::Random, d, N, s, false);
+        REQUIRE_OK(tunedSortCase(keysOf(b.values), d, N, test::context(s, shape(d, N, "random"))));
+    });
 }
 
 }  // namespace
