@@ -84,7 +84,8 @@ CATCH_LIBS := $(if $(CATCH2_V3),-lCatch2)
 # two pattern rules below never match the same target.
 OBJ := $(BUILD)/obj
 COMMON_OBJS := $(patsubst %.cpp,$(OBJ)/%.o,$(wildcard common/*.cpp)) $(if $(filter 1,$(EMULATE)),$(OBJ)/emulator/emu.o)
-TEST_MAIN   := $(OBJ)/tests/main.o $(OBJ)/tests/trace.o $(OBJ)/tests/trace_canary.o $(OBJ)/tests/large_tier.o
+TEST_MAIN   := $(OBJ)/tests/main.o $(OBJ)/tests/trace.o $(OBJ)/tests/trace_canary.o $(OBJ)/tests/large_tier.o \
+               $(OBJ)/tests/confine.o
 
 # CUPTI (launch tracing in the graders) ships with the CUDA toolkit; where it
 # lives differs between installs.
@@ -132,6 +133,12 @@ $(OBJ)/%.o: %.cu $(BUILD_FLAGS)
 $(BUILD)/$(IMPL)/%.o: %.cu $(BUILD_FLAGS)
 	@mkdir -p $(@D)
 	$(NVCC) $(CUFLAGS) -c $< -o $@
+
+# The graders as the harness links them with a submission: no expected answer
+# computed in the process (LAB_GRADED, tests/test_env.hpp).
+$(OBJ)/graded/%.o: %.cpp $(BUILD_FLAGS)
+	@mkdir -p $(@D)
+	$(NVCC) $(HOSTFLAGS) -DLAB_GRADED -c $< -o $@
 endif
 
 # ---------------------------------------------------------------- parts
@@ -191,8 +198,15 @@ $(1): $(BUILD)/$(IMPL)/$(1)
 $(BUILD)/$(IMPL)/test_$(1): $$(TEST_MAIN) $(OBJ)/tests/test_$(1).o $(call impl,$(1)) $(call objs,$(1),OBJS) $$(COMMON_OBJS)
 	$$(LINK) $$^ -o $$@ $$(TEST_LIBS)
 
+# What grading runs (tests/grading/grade.py builds it after checking what the
+# student object defines): the graders built without answers, the student
+# object last, so that it wins no symbol the lab's code also defines.
+$(BUILD)/graded/test_$(1): $$(TEST_MAIN) $(OBJ)/graded/tests/test_$(1).o $(call objs,$(1),OBJS) $$(COMMON_OBJS) $(BUILD)/student/$($(1)_DIR)/student.o
+	@mkdir -p $$(@D)
+	$$(LINK) $$^ -o $$@ $$(TEST_LIBS)
+
 # The same graders on the trusted host implementation (tests/oracle/): the
-# grading harness compares every student run with this one.
+# grading harness compares every graded run's results with this one's.
 $(BUILD)/oracle/test_$(1): $$(TEST_MAIN) $(OBJ)/tests/test_$(1).o $(OBJ)/tests/oracle/oracle_$(1).o $(call objs,$(1),OBJS) $$(COMMON_OBJS)
 	@mkdir -p $$(@D)
 	$$(LINK) $$^ -o $$@ $$(TEST_LIBS)
@@ -284,9 +298,10 @@ sanitize: $(GPU_TEST_BINS)
 # ---------------------------------------------------------------- grading
 # The harness (tests/grading/grade.py) takes only the manifest's student files
 # into a pristine copy of the lab outside this tree, builds each part alone and
-# runs every test case in its own sandboxed process; a test passes only when its
-# digests equal those of the trusted build (build/oracle/, tests/oracle/) on the
-# same seed. See README.md, For instructors.
+# runs every test case in its own sandboxed process; a test passes only when the
+# results it read back equal those of the trusted build (build/oracle/,
+# tests/oracle/) on the same seed, compared by the harness. See README.md, For
+# instructors.
 GRADE := python3 tests/grading/grade.py
 GRADE_OPTS = $(if $(TIMEOUT),--timeout '$(TIMEOUT)') $(if $(TIMEOUT_SCALE),--timeout-scale '$(TIMEOUT_SCALE)') \
              $(if $(SANITIZE),--sanitize '$(SANITIZE)') $(if $(SEED),--seed '$(SEED)') \
@@ -323,7 +338,7 @@ gradescope:
 # Everything a submission's copy shares with the lab, and the trusted build of
 # the graders, built once per grading run.
 grade-objects: $(COMMON_OBJS) $(TEST_MAIN) $(BUILD)/test_common $(ORACLE_BINS) \
-               $(foreach p,$(PARTS),$(OBJ)/tests/test_$(p).o $(call objs,$(p),OBJS))
+               $(foreach p,$(PARTS),$(OBJ)/tests/test_$(p).o $(OBJ)/graded/tests/test_$(p).o $(call objs,$(p),OBJS))
 
 # Maintainers: the lab built with each toolkit in NVCCS for each GPU in ARCHS.
 .PHONY: check-toolchains

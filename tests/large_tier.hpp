@@ -50,8 +50,8 @@ void fillRandom(Array& a, std::uint64_t seed);
 // multisets in every segment (up to a 2^-64 chance).
 std::uint64_t segmentHash(Array& a, long long segLen);
 
-// A hash of every value at its index: equal for equal arrays only (the digest
-// of a large output, test_env.hpp).
+// A hash of every value at its index: equal for equal arrays only (what a
+// large output's test records for the harness, test_env.hpp).
 std::uint64_t positionHash(Array& a);
 
 // Every segment sorted and no element left poisoned; names the first bad index.

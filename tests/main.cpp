@@ -8,15 +8,16 @@
 //
 // For the grading harness, LAB_REPORT=<file> also writes a report, one JSON
 // object a line: "start" and "end" (status, skip reason, first failure, and
-// the digest chain of what the test read back: test_env.hpp) per test case,
-// then "summary". The harness reads only this file, never stdout, and a report
-// without its summary means the process did not finish (a crash, a hang, or
-// exit() in the code under test). An exit() during the run is also turned into
-// exit status 3, so `make test` cannot be fooled by it. None of this makes the
-// report trustworthy: code under test runs in this process and can write any
-// file it likes. The harness believes a "passed" only when the digest chain
-// equals a trusted build's (tests/oracle/), run in a process without student
-// code.
+// the launch trace's objections to calls made outside the launchers) per test
+// case, then "summary"; and LAB_RESULTS_FD=<fd> receives every result the
+// tests read back (test_env.hpp), raw. The harness reads only these, never
+// stdout, and a report without its summary means the process did not finish
+// (a crash, a hang, or exit() in the code under test). An exit() during the
+// run is also turned into exit status 3, so `make test` cannot be fooled by
+// it. None of this is trusted: code under test runs in this process and can
+// write anything. The harness believes a "passed" only when the results equal
+// those of a trusted build (tests/oracle/) run in a process without student
+// code, and graded builds (LAB_GRADED) hold no expected answer to copy.
 #define CATCH_CONFIG_RUNNER  // v2: this file provides main (v3 ignores it)
 #include "catch_shim.hpp"
 
@@ -28,15 +29,18 @@
 #endif
 
 #include "lab_test.hpp"
-#include "mix.hpp"
 #include "trace.hpp"
 
 #include "../common/gpu.hpp"
 
 #include <cstdio>
 #include <cstdlib>
+#include <cerrno>
 #include <cstring>
 #include <iostream>
+
+#include <fcntl.h>
+#include <unistd.h>
 
 namespace lab::test {
 
@@ -47,8 +51,6 @@ struct Tally {
     bool currentSkipped = false;
     std::string skipReason, firstFailure, currentTest;
     bool finished = false;
-    std::uint64_t chain = 0;  // the running test case's digest chain
-    long long digests = 0;
 };
 Tally tally;
 
@@ -87,6 +89,54 @@ void openReport() {
     }
 }
 
+// ---------------------------------------------------------------- the results
+
+// LAB_RESULTS_FD: the descriptor results go to, -1 for none. Frames, little
+// endian: 'S' u32 n + test name (a test case starts), 'R' u32 n + what, u8 n +
+// type, u64 n + bytes (one result), 'E' (the test case ended). The grading
+// harness parses them (tests/grading/results.py).
+int resultsFd() {
+    static const int fd = [] {
+        const char* env = std::getenv("LAB_RESULTS_FD");
+        if (env == nullptr || *env == '\0') return -1;
+        char* end = nullptr;
+        const long v = std::strtol(env, &end, 10);
+        if (*end != '\0' || v < 0 || v > 1 << 20 || fcntl(static_cast<int>(v), F_GETFD) < 0) {
+            std::cerr << "LAB_RESULTS_FD=" << env << " is not an open file descriptor\n";
+            std::_Exit(2);
+        }
+        return static_cast<int>(v);
+    }();
+    return fd;
+}
+
+void writeAll(const void* data, std::size_t size) {
+    const auto* p = static_cast<const char*>(data);
+    while (size > 0) {
+        const ssize_t n = ::write(resultsFd(), p, size);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) {
+            std::cerr << "cannot write results to LAB_RESULTS_FD: " << std::strerror(errno) << "\n";
+            std::_Exit(2);
+        }
+        p += n;
+        size -= static_cast<std::size_t>(n);
+    }
+}
+
+template <class Size>
+void writeSized(const void* data, std::size_t size) {
+    const Size n = static_cast<Size>(size);
+    writeAll(&n, sizeof n);
+    writeAll(data, size);
+}
+
+void resultsFrame(char kind, const std::string& text = "") {
+    if (resultsFd() < 0) return;
+    writeAll(&kind, 1);
+    if (kind == 'S') writeSized<std::uint32_t>(text.data(), text.size());
+}
+
 // exit() called by the code under test: say so, and never end with status 0.
 void exitDuringRun() {
     if (tally.finished) return;
@@ -94,12 +144,6 @@ void exitDuringRun() {
                  tally.currentTest.c_str());
     std::fflush(stderr);
     std::_Exit(3);
-}
-
-std::string hex64(std::uint64_t v) {
-    char buf[20];
-    std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
-    return buf;
 }
 
 std::uint64_t readSeed() {
@@ -148,23 +192,13 @@ void skip(const std::string& reason) {
         std::cout << "  not run: " << tally.currentTest << " (" << reason << ")\n";
 }
 
-void digest(std::uint64_t value) {
-    tally.chain = mix64(tally.chain ^ mix64(value + static_cast<std::uint64_t>(tally.digests)));
-    ++tally.digests;
-}
-
-void digest(const void* bytes, std::size_t size) {
-    const auto* p = static_cast<const unsigned char*>(bytes);
-    std::uint64_t h = mix64(size);
-    std::size_t i = 0;
-    for (; i + 8 <= size; i += 8) {
-        std::uint64_t word;
-        std::memcpy(&word, p + i, 8);
-        h = mix64(h ^ word);
-    }
-    std::uint64_t tail = 0;
-    if (size > i) std::memcpy(&tail, p + i, size - i);
-    digest(mix64(h ^ tail));
+void recordBytes(const std::string& what, const char* type, const void* bytes, std::size_t size) {
+    if (resultsFd() < 0) return;
+    const std::string name = what.size() > 4000 ? what.substr(0, 4000) : what;
+    writeAll("R", 1);
+    writeSized<std::uint32_t>(name.data(), name.size());
+    writeSized<std::uint8_t>(type, std::strlen(type));
+    writeSized<std::uint64_t>(bytes, size);
 }
 
 std::string context(std::uint64_t caseSeed, const std::string& details) {
@@ -212,9 +246,9 @@ struct TallyListener : ListenerBase {
         tally.skipReason.clear();
         tally.firstFailure.clear();
         tally.currentTest = info.name;
-        tally.chain = 0;
-        tally.digests = 0;
         reportLine("\"event\":\"start\",\"test\":" + jsonString(info.name));
+        resultsFrame('S', info.name);
+        traceTestStarted();
         ListenerBase::testCaseStarting(info);
     }
 #if LAB_CATCH_MAJOR == 3
@@ -230,10 +264,13 @@ struct TallyListener : ListenerBase {
         if (stats.totals.assertions.failed > 0) ++tally.failed, status = "failed";
         else if (tally.currentSkipped) ++tally.skipped, status = "skipped";
         else ++tally.passed;
+        traceTestEnded();
+        std::string objections;  // the trace's, on calls made outside the launchers
+        for (const std::string& v : takeTraceViolations()) objections += (objections.empty() ? "" : "; ") + v;
+        resultsFrame('E');
         reportLine("\"event\":\"end\",\"test\":" + jsonString(tally.currentTest) + ",\"status\":\"" +
                    status + "\",\"reason\":" + jsonString(tally.skipReason) +
-                   ",\"failure\":" + jsonString(tally.firstFailure) + ",\"digest\":\"" + hex64(tally.chain) +
-                   "\",\"digests\":" + std::to_string(tally.digests));
+                   ",\"failure\":" + jsonString(tally.firstFailure) + ",\"trace\":" + jsonString(objections));
         ListenerBase::testCaseEnded(stats);
     }
 
@@ -258,6 +295,7 @@ CATCH_REGISTER_LISTENER(TallyListener)
 
 int main(int argc, char* argv[]) {
     using lab::test::tally;
+    lab::test::traceMainStarted();
     Catch::Session session;
     if (const int bad = session.applyCommandLine(argc, argv); bad != 0) return bad;
     lab::test::openReport();

@@ -1,5 +1,5 @@
 // SplitMix64's finaliser: a well-mixed 64-bit hash step, on the host and the
-// device (the digest chain in main.cpp, the [large] tier's kernels).
+// device (the [large] tier's hashes of arrays too large to record whole).
 #pragma once
 
 #include "../common/hd.hpp"

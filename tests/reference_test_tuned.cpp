@@ -20,7 +20,7 @@ namespace {
 template <class T>
 Check tunedMergeCase(const Batch& b, const std::vector<T>& in, int d, long long N, const std::string& ctx) {
     return test::runMergeCase(
-        in, b.split, test::expectedMerges(in, b.split, d),
+        in, b.split, in.size(), [&] { return test::expectedMerges(in, b.split, d); },
         [&](const T* dIn, const int* dSplit, T* dOut) { tuned::mergeSmallBatch(dIn, dSplit, dOut, d, N); }, ctx,
         {{"mergeBatchTuned_k", 0, 0, N > 0}}, "split");
 }
@@ -28,7 +28,7 @@ Check tunedMergeCase(const Batch& b, const std::vector<T>& in, int d, long long 
 template <class T>
 Check tunedSortCase(const std::vector<T>& in, int d, long long N, const std::string& ctx) {
     return test::runMergeCase(
-        in, std::vector<int>{}, test::expectedSorts(in, d),
+        in, std::vector<int>{}, in.size(), [&] { return test::expectedSorts(in, d); },
         [&](const T* dIn, const int*, T* dOut) { tuned::sortSmall(dIn, dOut, d, N); }, ctx,
         {{"sortBatchTuned_k", 0, 0, N > 0}}, "(none)");
 }

@@ -1,6 +1,9 @@
 // The graders' environment, without Catch2 (the [large] tier's .cu file
-// includes it): the seed, quick mode, and skipping a test case with a reason.
+// includes it): the seed, quick mode, skipping a test case with a reason, and
+// handing results to the grading harness.
 #pragma once
+
+#include "../common/tagged.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -42,19 +45,48 @@ std::vector<int> sizesUpTo(int max);
 // two, the last three, every 97th.
 std::vector<int> edgeSizesUpTo(int max);
 
-// The digest chain of the running test case: every result a grader reads
-// back (an output array, an input after the run, a host search's answer) is
-// hashed into it, in order. The report carries the chain; the grading harness
-// passes a test only when it equals the chain of the same test, on the same
-// seed, in a build that links the trusted host implementation
-// (tests/oracle/) instead of the submission. A report the code under test
-// wrote itself therefore proves nothing unless its outputs were right.
-void digest(const void* bytes, std::size_t size);
-void digest(std::uint64_t value);
+// Graded builds (LAB_GRADED, made by the grading harness to link student
+// code) never judge their own answers: a test there computes no expected
+// result at all. It hands what it read back to the harness, which compares
+// it with a trusted run's in a process without student code. `make test`'s
+// builds judge in-process as well, for the messages a student reads.
+#ifdef LAB_GRADED
+inline constexpr bool kGraded = true;
+#else
+inline constexpr bool kGraded = false;
+#endif
+
+// The results of the running test case: every result a grader reads back (an
+// output array, an input after the run, a host function's answer) goes, raw
+// and in order, to the file descriptor LAB_RESULTS_FD names (a pipe the
+// grading harness reads; nowhere without it). `what` names the result for the
+// harness's messages ("output [seed ... |A|=3 |B|=4]"); `type` names the
+// element type ("i32", "tagged", "i64", "u64").
+void recordBytes(const std::string& what, const char* type, const void* bytes, std::size_t size);
+
 template <class T>
-void digest(const std::vector<T>& values) {
-    digest(static_cast<std::uint64_t>(values.size()));
-    digest(values.data(), values.size() * sizeof(T));
+struct RecordType;
+template <>
+struct RecordType<int> {
+    static constexpr const char* name = "i32";
+};
+template <>
+struct RecordType<long long> {
+    static constexpr const char* name = "i64";
+};
+template <>
+struct RecordType<std::uint64_t> {
+    static constexpr const char* name = "u64";
+};
+template <>
+struct RecordType<Tagged> {
+    static constexpr const char* name = "tagged";
+};
+
+template <class T>
+void record(const std::string& what, const std::vector<T>& values) {
+    recordBytes(what, RecordType<T>::name, values.data(), values.size() * sizeof(T));
 }
+inline void record(const std::string& what, std::uint64_t value) { recordBytes(what, "u64", &value, sizeof value); }
 
 }  // namespace lab::test

@@ -32,18 +32,27 @@ std::vector<test::KernelRule> rules(const std::string& question, long long n) {
 
 // Sorts `in` in place on the device with `sort(dData, n)` under the trace and
 // checks it: equal to std::stable_sort when `stable`, else sorted and a
-// permutation of the input.
+// permutation of the input. An unstable sort's output is recorded twice for
+// the harness: its keys in order, and the values sorted by key and tag (equal
+// for every correct sort of the same input).
 template <class T, class Sort>
 Check sortCase(const std::vector<T>& in, Sort sort, bool stable, const std::string& question, const std::string& ctx) {
     DeviceBuffer<T> d(in.size());
     d.upload(in);
     const long long n = static_cast<long long>(in.size());
     if (Check c = test::tracedCall([&] { sort(d.data(), n); }, rules(question, n), ctx); !c) return c;
-    std::vector<T> expected = in;
-    std::stable_sort(expected.begin(), expected.end());
-    if (stable) return test::checkOutputDigested(d, expected, ctx);
+    const auto expected = [&] {
+        std::vector<T> sorted = in;
+        std::stable_sort(sorted.begin(), sorted.end());
+        return sorted;
+    };
+    if (stable) return test::checkRecordedOutput(d, expected, ctx);
     const std::vector<T> got = d.download();
-    test::digestRead(test::keysOf(got), d.guards().ok);  // equal keys may come in any order: keys alone
+    test::record("output keys [" + ctx + "]", test::keysOf(got));
+    std::vector<T> canonical = got;
+    std::sort(canonical.begin(), canonical.end(), [](const T& x, const T& y) { return identityLess(x, y); });
+    test::record("output sorted by key and tag [" + ctx + "]", canonical);
+    test::record("guards of the output intact", static_cast<std::uint64_t>(d.guards().ok));
     if (!d.guards()) return failCheck(d.guards().message + " [" + ctx + "]");
     if (Check c = checkSorted(got, ctx); !c) return c;
     return checkPermutation(got, in, ctx);

@@ -29,7 +29,7 @@ template <class T>
 Check mergeBatchCase(const std::vector<T>& in, const std::vector<int>& split, int d, long long N, int tpb,
                      const std::string& ctx) {
     return test::runMergeCase(
-        in, split, expectedMerges(in, split, d),
+        in, split, in.size(), [&] { return expectedMerges(in, split, d); },
         [&](const T* dIn, const int* dSplit, T* dOut) { mergeSmallBatch(dIn, dSplit, dOut, d, N, tpb); }, ctx,
         batchRules("mergeSmallBatch_k", d, N, tpb), "split");
 }
@@ -38,7 +38,7 @@ template <class T>
 Check sortBatchCase(const std::vector<T>& in, int d, long long N, int tpb, const std::string& ctx) {
     const std::vector<int> none;
     return test::runMergeCase(
-        in, none, expectedSorts(in, d),
+        in, none, in.size(), [&] { return expectedSorts(in, d); },
         [&](const T* dIn, const int*, T* dOut) { sortSmall(dIn, dOut, d, N, tpb); }, ctx,
         batchRules("sortSmall_k", d, N, tpb), "(none)");
 }

@@ -42,8 +42,8 @@ Check largeMergeCase(const std::vector<T>& A, const std::vector<T>& B, Merge mer
                      const LaunchShape* shape = nullptr) {
     const long long nA = (long long)A.size(), nB = (long long)B.size();
     return test::runMergeCase(
-        A, B, stdMerge(A, B), [&](const T* dA, const T* dB, T* dM) { merge(dA, nA, dB, nB, dM); }, ctx,
-        mergeRules(nA + nB, shape));
+        A, B, A.size() + B.size(), [&] { return stdMerge(A, B); },
+        [&](const T* dA, const T* dB, T* dM) { merge(dA, nA, dB, nB, dM); }, ctx, mergeRules(nA + nB, shape));
 }
 
 // Sorts `in` in place on the device with `sort(dData, n)` and checks it.
@@ -53,9 +53,11 @@ Check sortCase(const std::vector<T>& in, Sort sort, const std::string& ctx, cons
     d.upload(in);
     const long long n = (long long)in.size();
     if (Check c = test::tracedCall([&] { sort(d.data(), n); }, sortRules(n, shape), ctx); !c) return c;
-    std::vector<T> expected = in;
-    std::stable_sort(expected.begin(), expected.end());
-    return test::checkOutputDigested(d, expected, ctx);
+    return test::checkRecordedOutput(d, [&] {
+        std::vector<T> expected = in;
+        std::stable_sort(expected.begin(), expected.end());
+        return expected;
+    }, ctx);
 }
 
 std::string sizes(long long nA, long long nB, const std::string& kind) {

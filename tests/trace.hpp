@@ -1,16 +1,23 @@
 // Launch tracing for the graders (CUPTI, shipped with the CUDA toolkit).
 //
 // While a grader calls a launcher, the trace records every kernel that ran
-// (name, grid, block), every memory copy, and every call that makes host
-// memory visible to the GPU (pinned, mapped or managed allocations). The
-// graders then check that a launcher ran only its own kernels, with the
-// shape it was asked for, and never moved the data to the host: what a
-// checker of outputs alone cannot see (a host std::sort, a Thrust call, an
-// ignored launch shape).
+// (name, grid, block) and every memory copy. The graders then check that a
+// launcher ran only its own kernels, with the shape it was asked for, and
+// never moved the data to the host: what a checker of outputs alone cannot
+// see (a host std::sort, a Thrust call, an ignored launch shape).
+//
+// It also watches every CUDA runtime and driver call of the whole process,
+// from start-up on, against a list of the calls the lab allows (trace.cpp):
+// any other call (pinned, mapped, managed or pool memory, driver entry
+// points...) is a violation wherever it is made, and so is an allowed call
+// made before main or by a thread of the code under test outside the
+// launcher (a copy made after the launcher returned).
 //
 // LAB_TRACE=0 turns tracing off, and so does running under compute-sanitizer
 // (it and CUPTI do not mix); LAB_TRACE=require (set by the grading harness)
-// makes a trace that cannot start a failure instead of a note.
+// makes a trace that cannot start a failure instead of a note, and watches
+// the calls from start-up. LAB_TRACE_LIST=1 prints every distinct call seen,
+// where, and the verdict, to stderr after each test case (to tune the list).
 #pragma once
 
 #include "../common/checks.hpp"
@@ -33,8 +40,9 @@ struct TraceLog {
     std::string why;                     // why not, when !traced
     std::string fault;                   // the CUDA error the launched work ended with, if any
     std::vector<KernelLaunch> kernels;
-    std::vector<std::string> hostCopies;     // "device-to-host copy of 4096 bytes"
-    std::vector<std::string> hostMemoryCalls;  // "cudaMallocManaged"
+    std::vector<std::string> hostCopies;   // "device-to-host copy of 4096 bytes"
+    std::vector<std::string> violations;   // CUDA calls the lab does not allow, made in the window:
+                                           // "it called cudaMallocManaged, which the lab does not allow (in the launcher)"
     int canaryKernels = 0, canaryCopies = 0;   // the lab's own canaries seen in the window (2 each)
 };
 
@@ -63,7 +71,8 @@ struct KernelRule {
 
 // The launcher's trace obeys the rules: only the named kernels ran (no
 // Thrust/CUB or other kernels), with the right shapes, every required one at
-// least once, no copies between host and device, no host-visible memory.
+// least once, no copies between host and device, no CUDA call the lab does
+// not allow.
 // `what` names the call in messages ("mergeSmallBatch(d=8, N=37, threadsPerBlock=24)").
 Check checkTrace(const TraceLog& log, const std::vector<KernelRule>& rules, const std::string& what);
 
@@ -72,5 +81,21 @@ inline Check tracedCall(const std::function<void()>& call, const std::vector<Ker
                         const std::string& what) {
     return checkTrace(traceCall(call), rules, what);
 }
+
+// The phases of the run, for the watch on CUDA calls. Calls before
+// traceMainStarted are "before main"; between traceTestStarted and
+// traceTestEnded the graders' main thread may call what the lab allows, and
+// other threads only inside a traced call; after traceTestEnded calls of the
+// main thread are no longer watched (the next test case, or the process's end).
+void traceMainStarted();  // main() calls it first thing
+void traceTestStarted();  // the test listener, at each test case's start
+void traceTestEnded();    // ... and at its end
+
+// The violations recorded since the last call, each once, with where it was
+// made: "it called cudaMemcpy (outside the launcher, thread 4242), which the
+// lab allows only in the launcher", "it called cudaMallocHost, which the lab
+// does not allow (before main)".
+// A test case with any fails in grading. Empty when tracing is off.
+std::vector<std::string> takeTraceViolations();
 
 }  // namespace lab::test

@@ -32,7 +32,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import harness as h  # noqa: E402
+import results as res  # noqa: E402
 import sandbox as sb  # noqa: E402
+import symbols  # noqa: E402
 
 PROBE_TIMEOUT = 60
 # Parts whose ordinary test cases run at once by default (CASE_JOBS=n); fewer on
@@ -42,6 +44,9 @@ CASE_JOBS = 4
 # Free GPU memory (MiB) from which a submission's [large] tests may run beside
 # the trusted run's: each large test process holds up to about 18 GiB.
 LARGE_BESIDE_TRUSTED_MIB = 44 * 1024
+# The most results one graded test process may hand over (bytes): ten times
+# what the reference's largest test case hands over.
+RESULTS_CAP = 4 << 30
 DEMO_TIMEOUT = 600  # one demo's timing tables (TIMING=1)
 # Fewer runs and a smaller Q7 study than make bench: a ratio, not a figure to publish.
 DEMO_ARGS = ["--no-draw", "--runs", "3"]
@@ -217,7 +222,7 @@ def test_env(opts: Options, gpu_env: dict) -> dict:
     """The environment of every graded and sanitized run (and the trusted one)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("LAB_")}
     env.update(gpu_env)
-    env.update({"LAB_SEED": str(opts.seed), "LAB_TRACE": "require", "NO_COLOR": "1"})
+    env.update({"LAB_SEED": str(opts.seed), "LAB_TRACE": "require", "LAB_CONFINE": "1", "NO_COLOR": "1"})
     if opts.large:
         env["LAB_LARGE"] = "1"
     return env
@@ -233,9 +238,14 @@ class TrustedRuns:
         self.base, self.opts, self.logs = base, opts, logs
         self.lock = threading.Lock()
         self.done: dict[tuple, threading.Event] = {}
-        self.results: dict[tuple, dict[str, h.Trusted]] = {}
+        self.results: dict[tuple, tuple[dict[str, h.Trusted], res.Stream]] = {}
+        # The trusted results, where no sandboxed process can see them.
+        self.private = Path(tempfile.mkdtemp(prefix="lab-trusted-", dir=opts.work_root))
 
-    def part(self, part: str, large: bool, gpu_env: dict) -> dict[str, h.Trusted]:
+    def close(self) -> None:
+        shutil.rmtree(self.private, ignore_errors=True)
+
+    def part(self, part: str, large: bool, gpu_env: dict) -> tuple[dict[str, h.Trusted], res.Stream]:
         """The tier's results; the first caller runs it, the others wait."""
         key = (part, large, gpu_env.get("CUDA_VISIBLE_DEVICES", ""))
         with self.lock:
@@ -249,24 +259,25 @@ class TrustedRuns:
             finally:
                 event.set()
         event.wait()
-        return self.results.get(key, {})
+        return self.results.get(key, ({}, res.Stream(self.private / "none")))
 
-    def _run(self, part: str, large: bool, gpu_env: dict) -> dict[str, h.Trusted]:
+    def _run(self, part: str, large: bool, gpu_env: dict) -> tuple[dict[str, h.Trusted], res.Stream]:
         cases = [c for c in h.read_test_cases(h.LAB, part) if c.large == large]
+        stem = f"{part}{'-large' if large else ''}{gpu_env.get('CUDA_VISIBLE_DEVICES', '')}"
         if not cases or (large and not self.opts.large):
-            return {}
+            return {}, res.Stream(self.private / stem)
         self.logs.mkdir(parents=True, exist_ok=True)
-        name = f"trusted-{part}{'-large' if large else ''}{gpu_env.get('CUDA_VISIBLE_DEVICES', '')}.log"
-        with tempfile.TemporaryDirectory(prefix="lab-trusted-") as private:
-            report = Path(private) / "report.jsonl"
-            env = {**test_env(self.opts, gpu_env), "LAB_TRACE": "0", "LAB_REPORT": str(report)}
+        name = f"trusted-{stem}.log"
+        report, stream = self.private / f"{stem}.jsonl", self.private / f"{stem}.results"
+        with open(stream, "wb") as sink:
+            env = {**test_env(self.opts, gpu_env), "LAB_TRACE": "0", "LAB_CONFINE": "0", "LAB_REPORT": str(report),
+                   "LAB_RESULTS_FD": str(sink.fileno())}
             limit = 600 + sum(q.timeout for q in h.read_points(h.LAB, part).values()) * 20
             r = h.run([str(self.base / "build" / "oracle" / f"test_{part}"), ",".join(c.name for c in cases)],
-                      self.base, limit, env=env, log=self.logs / name)
-            results = h.read_report_ends(report)
+                      self.base, limit, env=env, log=self.logs / name, pass_fds=(sink.fileno(),))
         if r.returncode not in (0, 1):
             say(f"warning: the trusted run of {part} {h.describe_exit(r, limit)} (see {self.logs / name})")
-        return results
+        return h.read_report_ends(report), res.read_stream(stream)
 
 
 # ---------------------------------------------------------------- one submission
@@ -317,14 +328,16 @@ class Grading:
         self.hashes: dict[str, str] = {}
         self.seconds: dict[str, float] = {}  # each test case's graded run
         self.own_lock, self.owned = threading.Lock(), False
+        # The results the graded processes hand over, where no sandboxed process can see them.
+        self.private = Path(tempfile.mkdtemp(prefix="lab-results-", dir=opts.work_root))
 
     def sandboxed(self, cmd: list[str], writable: list[Path], timeout: float, log: Path, env: dict | None = None,
-                  cwd: Path | None = None) -> h.Run:
+                  cwd: Path | None = None, pass_fds: tuple[int, ...] = ()) -> h.Run:
         sb_ = self.opts.sandbox
         cwd = cwd or self.work
         readable = [] if self.work in writable else [self.work]
         return h.run(sb_.wrap(cmd, cwd, writable=writable, readable=readable), cwd, timeout,
-                     env={**(env or self.env), "HOME": "/tmp"}, log=log, sandboxed=sb_.available)
+                     env={**(env or self.env), "HOME": "/tmp"}, log=log, sandboxed=sb_.available, pass_fds=pass_fds)
 
     def build(self, target: str, log: Path) -> h.Run:
         """A make target of the student's build, sandboxed, with the copy writable.
@@ -340,28 +353,80 @@ class Grading:
     def binary_intact(self, binary: Path) -> bool:
         return binary.exists() and hashlib.sha256(binary.read_bytes()).hexdigest() == self.hashes.get(str(binary))
 
-    def run_case(self, binary: Path, case: h.TestCase, log_path: Path, timeout: float) -> h.Outcome:
+    def run_case(self, binary: Path, case: h.TestCase, log_path: Path, timeout: float) -> tuple[h.Outcome, res.Stream]:
         """One test case in a fresh sandbox: the work copy read-only, a scratch
-        folder for its report."""
+        folder for its report, a pipe for its results (kept in this grading's
+        private folder, judged later against the trusted run's)."""
+        none = res.Stream(self.private / "none", problem="not run")
         left = self.budget.left()
         if left <= 0:
             return h.Outcome("failed", f"not run: the submission's time budget ({self.opts.budget:g} s, BUDGET) "
-                                       "was spent before this test")
+                                       "was spent before this test"), none
         if not self.binary_intact(binary):
-            return h.Outcome("failed", "not run: the test binary changed after it was built (by an earlier test?)")
+            return h.Outcome("failed", "not run: the test binary changed after it was built (by an earlier test?)"), none
         limit = min(timeout, left)
         with tempfile.TemporaryDirectory(prefix="lab-case-", dir=self.opts.work_root) as scratch:
             self.opts.sandbox.own(Path(scratch))
             report = Path(scratch) / "report.jsonl"
-            r = self.sandboxed([str(binary), case.name], [Path(scratch)], limit,
-                               log_path, env={**self.env, "LAB_REPORT": str(report)})
+            read_end, write_end = os.pipe()
+            collector = res.Collector(read_end, self.private / f"{hashlib.sha256(case.name.encode()).hexdigest()[:16]}"
+                                                                f"-{binary.name}.results", RESULTS_CAP)
+            try:
+                r = self.sandboxed([str(binary), case.name], [Path(scratch)], limit, log_path,
+                                   env={**self.env, "LAB_REPORT": str(report), "LAB_RESULTS_FD": str(write_end)},
+                                   pass_fds=(write_end,))
+            finally:
+                os.close(write_end)
+            stream = collector.finish()
             outcome = h.read_report(report, case.name, r, limit)
         self.seconds[case.name] = r.seconds
         if outcome.status == "failed" and "during the test" in outcome.message and r.output.strip():
             outcome.message += " -- last output: " + r.output.strip().splitlines()[-1][:300]
         if not r.timed_out and r.seconds > 0.5 * timeout:
             self.notes.append(f"for a person to look at: {case.name} took {r.seconds:.0f} s of its {timeout:g} s limit")
-        return outcome
+        return outcome, stream
+
+
+def binary_of(work: Path, part: str) -> Path:
+    """The graded test program of a part: graders without answers, the student's object last."""
+    return work / "build" / "graded" / f"test_{part}"
+
+
+_libraries: list[Path] | None = None
+
+
+def build_part(g: Grading, base: Path, part: str) -> tuple[str, str]:
+    """Compiles the part's student object (sandboxed), refuses it if it
+    includes files from outside the submission or defines what it may not
+    (symbols.py), then links the graded test program. Returns ("", "") when
+    built, else the questions' error and a note."""
+    global _libraries
+    part_dir = dict(h.PARTS)[part]
+    obj = g.work / "build" / "student" / part_dir / "student.o"
+    b = g.build(str(obj.relative_to(g.work)), g.logs / f"build-{part}.log")
+    dep_file = obj.with_suffix(".d")
+    outside = h.include_problems(dep_file, g.work, system_include_roots()) if dep_file.exists() else []
+    if outside:
+        return ("it includes files from outside the submission: " + ", ".join(outside[:5]),
+                f"{part} gets 0: its student code includes {', '.join(outside[:5])} "
+                "(only the submission's own files and the system's headers may be included)")
+    if b.returncode != 0 or not obj.exists():
+        return (h.compile_errors(b.output) if not b.timed_out else f"the build {h.describe_exit(b, g.opts.build_timeout)}",
+                f"{part} does not compile; its questions get 0 (first errors in logs/build-{part}.log)")
+    if _libraries is None:
+        _libraries = symbols.link_libraries(base / "build" / "test_common")
+    try:
+        problems = symbols.object_problems(obj, sorted((base / "build" / "obj").rglob("*.o")), _libraries)
+    except RuntimeError as err:  # a trusted object that cannot be read: the lab's problem
+        raise h.GradingError(str(err)) from err
+    if problems:
+        return ("its compiled code is refused: " + "; ".join(problems),
+                f"{part} gets 0: its compiled student code is refused before linking: " + "; ".join(problems))
+    r = g.build(str(binary_of(g.work, part).relative_to(g.work)), g.logs / f"link-{part}.log")
+    if r.returncode != 0 or not binary_of(g.work, part).exists():
+        return (h.compile_errors(r.output) if not r.timed_out else f"the link {h.describe_exit(r, g.opts.build_timeout)}",
+                f"{part} does not link; its questions get 0 (first errors in logs/link-{part}.log)")
+    return "", ""
 
 
 def grade_one(submission: Path, out: Path, base: Path, opts: Options, student: str, log, gpu_env: dict,
@@ -377,6 +442,7 @@ def grade_one(submission: Path, out: Path, base: Path, opts: Options, student: s
     if logs.exists():
         shutil.rmtree(logs)
     logs.mkdir()
+    own_trusted = trusted is None
     trusted = trusted or TrustedRuns(base, opts, logs)
     questions = h.all_questions(h.LAB)
     results = {qid: h.QuestionResult(q, {}) for qid, q in questions.items()}
@@ -408,8 +474,7 @@ def grade_one(submission: Path, out: Path, base: Path, opts: Options, student: s
         stamps = [("builds", time.monotonic())]
         log(f"  {student}: building {', '.join(graded)}")
         with ThreadPoolExecutor(max_workers=max(1, len(graded))) as pool:
-            builds = dict(zip(graded, pool.map(
-                lambda part: g.build(f"build/student/test_{part}", logs / f"build-{part}.log"), graded)))
+            builds = dict(zip(graded, pool.map(lambda part: build_part(g, base, part), graded)))
         built = []
         for part, part_dir in h.PARTS:
             part_questions = [r for r in results.values() if r.question.part == part]
@@ -417,22 +482,13 @@ def grade_one(submission: Path, out: Path, base: Path, opts: Options, student: s
                 for r in part_questions:
                     r.build_error = "not graded (PARTS)"
                 continue
-            binary = work / "build" / "student" / f"test_{part}"
-            b = builds[part]
-            err = ""
-            dep_file = work / "build" / "student" / part_dir / "student.d"
-            outside = h.include_problems(dep_file, work, system_include_roots()) if dep_file.exists() else []
-            if outside:
-                err = "it includes files from outside the submission: " + ", ".join(outside[:5])
-                notes.append(f"{part} gets 0: its student code includes {', '.join(outside[:5])} "
-                             "(only the submission's own files and the system's headers may be included)")
-            elif b.returncode != 0 or not binary.exists():
-                err = h.compile_errors(b.output) if not b.timed_out else f"the build {h.describe_exit(b, opts.build_timeout)}"
-                notes.append(f"{part} does not compile; its questions get 0 (first errors in logs/build-{part}.log)")
+            err, note = builds[part]
             if err:
+                notes.append(note)
                 for r in part_questions:
                     r.build_error = err
                 continue
+            binary = binary_of(work, part)
             g.hashes[str(binary)] = hashlib.sha256(binary.read_bytes()).hexdigest()
             notes += h.suspicious_symbols(part, work / "build" / "student" / part_dir / "student.o")
             built.append(part)
@@ -440,14 +496,11 @@ def grade_one(submission: Path, out: Path, base: Path, opts: Options, student: s
         def part_results(part: str) -> list[h.QuestionResult]:
             return [r for r in results.values() if r.question.part == part]
 
-        def binary_of(part: str) -> Path:
-            return work / "build" / "student" / f"test_{part}"
-
-        claims: dict[tuple[str, bool], dict[str, h.Outcome]] = {}
+        claims: dict[tuple[str, bool], Claims] = {}
         stamps.append(("tests", time.monotonic()))
         # CASE_JOBS parts' ordinary tests at once (each part's one by one).
         with ThreadPoolExecutor(max_workers=opts.case_jobs) as pool:
-            for part, got in zip(built, pool.map(lambda p: run_cases(g, binary_of(p), part_results(p), False), built)):
+            for part, got in zip(built, pool.map(lambda p: run_cases(g, binary_of(work, p), part_results(p), False), built)):
                 claims[(part, False)] = got
         stamps.append(("[large] tests", time.monotonic()))
         # The [large] tier fills much of the GPU's memory: one part at a time,
@@ -455,13 +508,13 @@ def grade_one(submission: Path, out: Path, base: Path, opts: Options, student: s
         if opts.large and not opts.large_beside_trusted:
             oracles[True].join()
         for part in built:
-            claims[(part, True)] = run_cases(g, binary_of(part), part_results(part), True)
+            claims[(part, True)] = run_cases(g, binary_of(work, part), part_results(part), True)
         stamps.append(("sanitizers", time.monotonic()))
         # After the graded runs, never beside them: the GPU time-slices between
         # processes, and sanitized kernels beside a graded test pushed the
         # reference's own tests past their limits.
         if opts.sanitize:
-            sanitize(g, [(binary_of(part), part_results(part)) for part in built])
+            sanitize(g, [(binary_of(work, part), part_results(part)) for part in built])
         stamps.append(("waiting for the trusted runs", time.monotonic()))
         for oracle in oracles.values():
             oracle.join()
@@ -475,6 +528,9 @@ def grade_one(submission: Path, out: Path, base: Path, opts: Options, student: s
             log(f"  {student}: timing the demos")
             notes.append(time_submission(g, built))
     finally:
+        shutil.rmtree(g.private, ignore_errors=True)
+        if own_trusted:
+            trusted.close()
         if not keep:
             shutil.rmtree(work, ignore_errors=True)
     return write_outputs(out, student, list(results.values()), notes, opts.seed, report=report)
@@ -553,11 +609,15 @@ def _gpu_name(csv_path: Path) -> str:
         return ""
 
 
-def run_cases(g: Grading, binary: Path, results: list[h.QuestionResult], large: bool) -> dict[str, h.Outcome]:
+Claims = dict[str, tuple[h.Outcome, res.Stream]]
+
+
+def run_cases(g: Grading, binary: Path, results: list[h.QuestionResult], large: bool) -> Claims:
     """Runs the part's test cases of one tier ([large] or not), one at a time:
-    what each process claims, by test name (a test tagged with two questions
-    runs once; the [large] tier not at all with NO_LARGE=1)."""
-    claims: dict[str, h.Outcome] = {}
+    what each process claims and the results it handed over, by test name (a
+    test tagged with two questions runs once; the [large] tier not at all with
+    NO_LARGE=1)."""
+    claims: Claims = {}
     if large and not g.opts.large:
         return claims
     for r in results:
@@ -568,9 +628,11 @@ def run_cases(g: Grading, binary: Path, results: list[h.QuestionResult], large: 
     return claims
 
 
-def judge_cases(g: Grading, results: list[h.QuestionResult], large: bool, claims: dict[str, h.Outcome],
-                trusted: dict[str, h.Trusted]) -> None:
-    """Each of the tier's claims judged against the trusted run's result."""
+def judge_cases(g: Grading, results: list[h.QuestionResult], large: bool, claims: Claims,
+                trusted: tuple[dict[str, h.Trusted], res.Stream]) -> None:
+    """Each of the tier's claims judged against the trusted run's: its report
+    and its results, compared here (results.compare)."""
+    ends, stream = trusted
     seen: dict[str, h.Outcome] = {}
     for r in results:
         q = r.question
@@ -580,8 +642,13 @@ def judge_cases(g: Grading, results: list[h.QuestionResult], large: bool, claims
             if case.name not in seen:
                 if case.large and not g.opts.large:
                     seen[case.name] = h.Outcome("not-graded", "not graded: the [large] tier is off (NO_LARGE=1)")
+                elif not stream.tests.get(case.name) and q.weights.get(case.name, 1) > 0 and case.name in ends:
+                    seen[case.name] = h.Outcome("not-graded", "not graded: the trusted run handed over no results "
+                                                              "for this test (a problem of the lab)")
                 else:
-                    seen[case.name] = h.judge(claims[case.name], trusted.get(case.name))
+                    claim, mine = claims[case.name]
+                    differs = res.compare(mine, stream, case.name) if claim.status == "passed" else ""
+                    seen[case.name] = h.judge(claim, ends.get(case.name), differs)
                 o = seen[case.name]
                 g.log(f"  {g.student}: {q.qid} {case.name}: {o.status}{': ' + o.message[:200] if o.message else ''}")
             r.outcomes[case.name] = seen[case.name]
@@ -623,13 +690,21 @@ def sanitize(g: Grading, parts: list[tuple[Path, list[h.QuestionResult]]]) -> No
             # The test program notices compute-sanitizer itself and then runs
             # sampled sizes, arrays that end where their allocation ends (so a
             # read one past the end is seen) and no CUPTI. Nothing the harness
-            # sets tells a sanitized run from a graded one. Catch2 reads the
-            # comma-separated names as "any of these".
+            # sets tells a sanitized run from a graded one (its results go to a
+            # pipe too, and are dropped). Catch2 reads the comma-separated
+            # names as "any of these".
             cmd = ["compute-sanitizer", "--tool", tool, "--log-file", str(log_file), "--print-limit", "20",
                    "--padding", "256", str(binaries[qid]), ",".join(groups[qid])]
-            g.sandboxed(cmd, [Path(scratch)], min(limits[qid] * 10, max(g.budget.left(), 1)),
-                        g.logs / f"{qid}-{tool}.out",
-                        env={**g.env, "LAB_REPORT": str(Path(scratch) / "report.jsonl")})
+            read_end, write_end = os.pipe()
+            dropped = res.Collector(read_end, g.private / f"{qid}-{tool}.results", 0)
+            try:
+                g.sandboxed(cmd, [Path(scratch)], min(limits[qid] * 10, max(g.budget.left(), 1)),
+                            g.logs / f"{qid}-{tool}.out", pass_fds=(write_end,),
+                            env={**g.env, "LAB_REPORT": str(Path(scratch) / "report.jsonl"),
+                                 "LAB_RESULTS_FD": str(write_end)})
+            finally:
+                os.close(write_end)
+            dropped.finish()
             if log_file.exists():
                 shutil.copyfile(log_file, g.logs / log_file.name)
             n = h.sanitizer_errors(log_file)
@@ -859,6 +934,7 @@ def cmd_grade_all(args, opts: Options) -> int:
         t.start()
     for t in threads:
         t.join()
+    trusted.close()
     write_gradebook(grades, students, records.records)
     say(f"gradebook: {grades / 'gradebook.csv'}")
     return 0

@@ -4,13 +4,16 @@ A submission's student files (the manifest) are put into a pristine copy of the
 lab outside the lab's own tree, so nothing else of it can change the graders.
 Each part builds on its own, in a sandbox (sandbox.py), and may include nothing
 outside that copy but the system's headers. Each test case runs in its own
-sandboxed process under a timeout and reports through a file (LAB_REPORT).
-That report is written by a process that ran student code, so it proves
-nothing by itself: a test passes only when its report says so *and* its digest
-chain (every result the test read back, hashed) equals the one a trusted build
-of the same graders (tests/oracle/, no student code) reports for the same seed.
-Points come from tests/points_part*.tsv. grade.py is the command line; this
-module is the logic.
+sandboxed process under a timeout, confined to itself (no child processes),
+with graders built to hold no expected answer (LAB_GRADED). It reports how the
+test ended through a file (LAB_REPORT) and hands every result it read back to
+the harness on a pipe (LAB_RESULTS_FD). Both come from a process that ran
+student code, so they prove nothing by themselves: a test passes only when its
+report says so *and* the harness finds its results equal, byte for byte, to
+those a trusted build of the same graders (tests/oracle/, no student code)
+handed over for the same seed (results.py). Student objects are checked before
+they are linked (symbols.py). Points come from tests/points_part*.tsv. grade.py
+is the command line; this module is the logic.
 """
 
 from __future__ import annotations
@@ -439,15 +442,15 @@ def reap_orphans() -> None:
 
 
 def run(cmd: list[str], cwd: Path, timeout: float, env: dict | None = None, log: Path | None = None,
-        sandboxed: bool = False) -> Run:
+        sandboxed: bool = False, pass_fds: tuple[int, ...] = ()) -> Run:
     """Runs cmd in its own process group; at the timeout the whole group is
     killed, and so is anything it left behind. The log keeps LOG_CAP_BYTES of
     the output. `sandboxed`: cmd is a sandbox.wrap() command (its shell reports
-    a signal N as 128 + N)."""
+    a signal N as 128 + N). `pass_fds`: descriptors the command inherits."""
     start = time.monotonic()
     with open(log, "wb") if log else open(os.devnull, "wb") as sink:
         proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                stdin=subprocess.DEVNULL, start_new_session=True)
+                                stdin=subprocess.DEVNULL, start_new_session=True, pass_fds=pass_fds)
         with _active_lock:
             _active.add(proc.pid)
         chunks: list[bytes] = []
@@ -505,8 +508,6 @@ def describe_exit(r: Run, timeout: float) -> str:
 class Outcome:
     status: str  # passed, failed, not-graded
     message: str = ""
-    digest: str = ""  # the report's digest chain of this test (see tests/test_env.hpp) and its length
-    digests: int = -1
 
 
 def read_report(path: Path, name: str, r: Run, timeout: float) -> Outcome:
@@ -544,7 +545,9 @@ def read_report(path: Path, name: str, r: Run, timeout: float) -> Outcome:
     if end["status"] == "passed":
         if r.returncode != 0:
             return Outcome("failed", f"the report says passed, but the process {how}")
-        return Outcome("passed", digest=str(end.get("digest", "")), digests=_count(end.get("digests")))
+        if end.get("trace"):  # the launch trace's objections to calls outside the launchers
+            return Outcome("failed", "launch trace: " + str(end["trace"])[:600])
+        return Outcome("passed")
     if end["status"] == "failed":
         return Outcome("failed", end.get("failure") or "failed")
     reason = end.get("reason", "")
@@ -553,18 +556,13 @@ def read_report(path: Path, name: str, r: Run, timeout: float) -> Outcome:
     return Outcome("failed", f"skipped ({reason}); a test that did not run is never a pass")
 
 
-def _count(value) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else -1
-
-
 @dataclass
 class Trusted:
     """How one test case ended, as a report tells it (read_report_ends): for
-    the trusted build (tests/oracle/), the truth a student's run is judged by."""
+    the trusted build (tests/oracle/), with its results (results.py), the truth
+    a student's run is judged by."""
     status: str  # passed, failed, skipped
     message: str
-    digest: str
-    digests: int
 
 
 def read_report_ends(path: Path) -> dict[str, Trusted]:
@@ -582,15 +580,15 @@ def read_report_ends(path: Path) -> dict[str, Trusted]:
             continue
         if e.get("event") == "end" and isinstance(e.get("test"), str):
             message = e.get("reason") if e.get("status") == "skipped" else e.get("failure")
-            out[e["test"]] = Trusted(str(e.get("status")), str(message or ""), str(e.get("digest", "")),
-                                     _count(e.get("digests")))
+            out[e["test"]] = Trusted(str(e.get("status")), str(message or ""))
     return out
 
 
-def judge(student: Outcome, trusted: Trusted | None) -> Outcome:
+def judge(student: Outcome, trusted: Trusted | None, differs: str) -> Outcome:
     """The verdict on one test case: the student's report (a claim) against the
     trusted run of the same test on the same seed (the truth). A pass needs
-    both to say passed and their digest chains to agree."""
+    both to say passed and the student's results to equal the trusted run's
+    (`differs`: "" when they do, else what differs first: results.compare)."""
     if trusted is None:
         return Outcome("not-graded", "not graded: the trusted run did not report this test (a problem of the lab, "
                                      "not of the submission; see logs/trusted-*.log)")
@@ -605,10 +603,8 @@ def judge(student: Outcome, trusted: Trusted | None) -> Outcome:
                                  f"run is never a pass")
     if student.status != "passed":
         return student
-    if (student.digest, student.digests) != (trusted.digest, trusted.digests):
-        return Outcome("failed", "its report says passed, but the results it read back differ from the trusted "
-                                 f"run's ({max(student.digests, 0)} digests against {trusted.digests}): a report "
-                                 "written by the code under test, or results that change from run to run")
+    if differs:
+        return Outcome("failed", "wrong results: " + differs)
     return Outcome("passed")
 
 

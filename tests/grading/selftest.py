@@ -84,7 +84,8 @@ def main() -> int:
         G.prepare_work(folder, base, work)
         g = G.Grading(work, out, sandbox_opts, {}, print, name)
         for part in parts or [p for p, _ in h.PARTS]:
-            g.build(f"build/student/test_{part}", out / "work" / f"{name}-{part}.build.log")
+            part_dir = dict(h.PARTS)[part]
+            g.build(f"build/student/{part_dir}/student.o", out / "work" / f"{name}-{part}.build.log")
         return folder, work
 
     t0 = time.monotonic()
@@ -114,6 +115,7 @@ def main() -> int:
             verdicts.append(f"{qid} {score:g}/{q.points:g} {want}{'' if good else ' WRONG'}")
         rows.append(f"{name:<16} {time.monotonic() - t1:6.0f} s  " + ", ".join(verdicts))
         print(rows[-1], flush=True)
+    trusted.close()
     failures += check_no_side_effects(out, base, lab_before, cases)
     if not args.no_class:
         failures += grade_a_class(out, base, options(None, False), reference, skeleton)

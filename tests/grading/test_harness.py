@@ -11,6 +11,8 @@ import json
 import os
 import re
 import stat
+import struct
+import subprocess
 import sys
 import tarfile
 import tempfile
@@ -24,6 +26,8 @@ sys.path.insert(0, str(HERE))
 import grade as G  # noqa: E402
 import harness as h  # noqa: E402
 import release as R  # noqa: E402
+import results as RS  # noqa: E402
+import test_symbols  # noqa: E402
 import unchecked as U  # noqa: E402
 
 MANIFEST = h.read_manifest(h.LAB)
@@ -288,7 +292,7 @@ class Isolation(unittest.TestCase):
         binary = fake_binary(self.dir, body)
         g.hashes[str(binary)] = G.hashlib.sha256(binary.read_bytes()).hexdigest()
         g.opts.sandbox.own(self.dir)  # as the harness hands a submission's copy to the sandbox
-        return g.run_case(binary, case(), self.dir / "log", timeout)
+        return g.run_case(binary, case(), self.dir / "log", timeout)[0]
 
     def test_sanitized_runs_are_the_graded_runs_under_the_sanitizer(self):
         # A stand-in compute-sanitizer runs its target and writes a summary:
@@ -324,8 +328,9 @@ class Isolation(unittest.TestCase):
         graded = runs[-1]
         self.assertEqual(sorted(run[0] for run in runs[:-1]),
                          [["fine"], ["fine"], ["fine2"], ["fine2"], ["good,bad"], ["good,bad"]])
-        for run in runs[:-1]:
-            self.assertEqual(run[1], graded[1])  # the graded run's environment
+        for run in runs[:-1]:  # the graded run's environment (each with a results pipe of its own)
+            self.assertEqual({**run[1], "LAB_RESULTS_FD": "?"}, {**graded[1], "LAB_RESULTS_FD": "?"})
+            self.assertIn("LAB_RESULTS_FD", run[1])
 
     def test_a_complete_report_passes(self):
         o = self.outcome("line(event='start', test=name); line(event='end', test=name, status='passed')\n"
@@ -403,7 +408,7 @@ class Isolation(unittest.TestCase):
         g = self.grading(False)
         binary = fake_binary(self.dir, "line(event='start', test=name)\n")
         g.hashes[str(binary)] = "0" * 64
-        o = g.run_case(binary, case(), self.dir / "log", 5)
+        o = g.run_case(binary, case(), self.dir / "log", 5)[0]
         self.assertIn("changed after it was built", o.message)
 
     def test_a_spent_budget_fails_the_tests_left(self):
@@ -419,37 +424,116 @@ class Isolation(unittest.TestCase):
         self.assertIn(b"log cut", log)
 
 
-class Verdicts(unittest.TestCase):
-    """A report is a claim; the trusted run is the truth (harness.judge)."""
-    TRUSTED = h.Trusted("passed", "", "00000000000000aa", 3)
+def frames(tests: dict) -> bytes:
+    """A results stream as tests/main.cpp writes it: {test: [(what, type, bytes), ...]}."""
+    out = b""
+    for name, results in tests.items():
+        out += b"S" + struct.pack("<I", len(name)) + name.encode()
+        for what, type_, data in results:
+            out += b"R" + struct.pack("<I", len(what)) + what.encode() + struct.pack("<B", len(type_)) + type_.encode()
+            out += struct.pack("<Q", len(data)) + data
+        out += b"E"
+    return out
 
-    def test_a_pass_needs_the_trusted_runs_digests(self):
-        self.assertEqual(h.judge(h.Outcome("passed", digest="00000000000000aa", digests=3), self.TRUSTED).status,
-                         "passed")
-        forged = h.judge(h.Outcome("passed", digest="00000000000000ab", digests=3), self.TRUSTED)
+
+def ints(*values) -> bytes:
+    return struct.pack(f"<{len(values)}i", *values)
+
+
+class Verdicts(unittest.TestCase):
+    """A report is a claim; the trusted run's results are the truth, compared
+    by the harness (harness.judge, results.compare)."""
+    TRUSTED = h.Trusted("passed", "")
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.dir = Path(self.tmp.name)
+        self.theirs = self.stream("trusted", {"t": [("output [seed 1]", "i32", ints(1, 2, 3, 4)),
+                                                    ("input A after the run [seed 1]", "tagged", ints(5, 0, 6, 1))]})
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def stream(self, name: str, tests: dict, cut: int = 0) -> RS.Stream:
+        path = self.dir / name
+        data = frames(tests)
+        path.write_bytes(data[: len(data) - cut])
+        return RS.read_stream(path)
+
+    def test_a_pass_needs_the_trusted_runs_results(self):
+        same = self.stream("same", {"t": [("output [seed 1]", "i32", ints(1, 2, 3, 4)),
+                                          ("input A after the run [seed 1]", "tagged", ints(5, 0, 6, 1))]})
+        self.assertEqual(RS.compare(same, self.theirs, "t"), "")
+        self.assertEqual(h.judge(h.Outcome("passed"), self.TRUSTED, "").status, "passed")
+        forged = h.judge(h.Outcome("passed"), self.TRUSTED, RS.compare(self.stream("none", {}), self.theirs, "t"))
         self.assertEqual(forged.status, "failed")
-        self.assertIn("differ from the trusted run", forged.message)
-        self.assertEqual(h.judge(h.Outcome("passed"), self.TRUSTED).status, "failed")  # no digests at all
+        self.assertIn("no results", forged.message)
+
+    def test_the_first_difference_is_named_with_the_trusted_values(self):
+        wrong = self.stream("wrong", {"t": [("output [seed 1]", "i32", ints(1, 2, 9, 4)),
+                                            ("input A after the run [seed 1]", "tagged", ints(5, 0, 6, 1))]})
+        self.assertEqual(RS.compare(wrong, self.theirs, "t"),
+                         "result 1 of 2 (output [seed 1]): at index 2 it read back 9, the trusted run 3")
+        tags = self.stream("tags", {"t": [("output [seed 1]", "i32", ints(1, 2, 3, 4)),
+                                          ("input A after the run [seed 1]", "tagged", ints(5, 0, 6, 7))]})
+        self.assertIn("at index 1 it read back 6#7, the trusted run 6#1", RS.compare(tags, self.theirs, "t"))
+        short = self.stream("short", {"t": [("output [seed 1]", "i32", ints(1, 2, 3))]})
+        self.assertIn("it read back 3 values, the trusted run 4", RS.compare(short, self.theirs, "t"))
+        other = self.stream("other", {"t": [("output [seed 2]", "i32", ints(1, 2, 3, 4))]})
+        self.assertIn("handed over 'output [seed 2]' in its place", RS.compare(other, self.theirs, "t"))
+
+    def test_a_stream_cut_short_or_malformed_fails(self):
+        one = self.stream("one", {"t": [("output [seed 1]", "i32", ints(1, 2, 3, 4))]})
+        self.assertIn("handed over 1 results where the trusted run handed over 2", RS.compare(one, self.theirs, "t"))
+        cut = self.stream("cut", {"t": [("output [seed 1]", "i32", ints(1, 2, 3, 4)),
+                                        ("input A after the run [seed 1]", "tagged", ints(5, 0, 6, 1))]}, cut=3)
+        self.assertIn("ends inside a result", cut.problem)
+        self.assertNotEqual(RS.compare(cut, self.theirs, "t"), "")
+        (self.dir / "junk").write_bytes(b"Sxyz")
+        self.assertIn("malformed", RS.read_stream(self.dir / "junk").problem)
+        unended = self.stream("unended", {"t": [("output [seed 1]", "i32", ints(1, 2, 3, 4)),
+                                                ("input A after the run [seed 1]", "tagged", ints(5, 0, 6, 1))]}, cut=1)
+        self.assertEqual(RS.compare(unended, self.theirs, "t"), "its results end before the test case did")
+
+    def test_the_collector_keeps_a_pipe_up_to_its_cap(self):
+        data = frames({"t": [("output [seed 1]", "i32", ints(*range(1000)))]})
+        for cap, whole in ((1 << 20, True), (100, False)):
+            read_end, write_end = os.pipe()
+            c = RS.Collector(read_end, self.dir / f"pipe{cap}", cap)
+            os.write(write_end, data)
+            os.close(write_end)
+            s = c.finish()
+            self.assertEqual(bool(s.tests.get("t")) and not s.problem, whole)
 
     def test_the_trusted_run_decides_what_is_not_graded(self):
-        skipped = h.Trusted("skipped", "not graded here: needs 17 GiB of device memory", "", 0)
-        self.assertEqual(h.judge(h.Outcome("passed", digest="x", digests=1), skipped).status, "not-graded")
+        skipped = h.Trusted("skipped", "not graded here: needs 17 GiB of device memory")
+        self.assertEqual(h.judge(h.Outcome("passed"), skipped, "").status, "not-graded")
         # the student's process said "no memory" where the trusted one had it
         claim = h.Outcome("not-graded", "not graded here: needs 17 GiB")
-        self.assertEqual(h.judge(claim, self.TRUSTED).status, "failed")
-        self.assertEqual(h.judge(h.Outcome("failed", "index 3"), self.TRUSTED).message, "index 3")
-        self.assertEqual(h.judge(h.Outcome("passed"), None).status, "not-graded")
+        self.assertEqual(h.judge(claim, self.TRUSTED, "").status, "failed")
+        self.assertEqual(h.judge(h.Outcome("failed", "index 3"), self.TRUSTED, "").message, "index 3")
+        self.assertEqual(h.judge(h.Outcome("passed"), None, "").status, "not-graded")
 
     def test_the_trusted_report_is_read_per_test(self):
         with tempfile.TemporaryDirectory() as tmp:
             path = Path(tmp) / "r.jsonl"
             path.write_text('{"event":"start","test":"a"}\n'
-                            '{"event":"end","test":"a","status":"passed","reason":"","failure":"","digest":"ff",'
-                            '"digests":2}\n{"event":"end","test":"b","status":"skipped","reason":"not graded here"}\n'
+                            '{"event":"end","test":"a","status":"passed","reason":"","failure":""}\n'
+                            '{"event":"end","test":"b","status":"skipped","reason":"not graded here"}\n'
                             'garbage\n')
             got = h.read_report_ends(path)
-        self.assertEqual(got["a"], h.Trusted("passed", "", "ff", 2))
-        self.assertEqual((got["b"].status, got["b"].message, got["b"].digests), ("skipped", "not graded here", -1))
+        self.assertEqual(got["a"], h.Trusted("passed", ""))
+        self.assertEqual((got["b"].status, got["b"].message), ("skipped", "not graded here"))
+
+    def test_the_traces_objections_fail_a_passing_report(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            path = Path(tmp) / "r.jsonl"
+            path.write_text('{"event":"start","test":"t"}\n{"event":"end","test":"t","status":"passed",'
+                            '"trace":"it called cudaMemPoolCreate"}\n'
+                            '{"event":"summary","passed":1,"failed":0,"skipped":0}\n')
+            o = h.read_report(path, "t", h.Run(0, 1, ""), 5)
+        self.assertEqual(o.status, "failed")
+        self.assertIn("cudaMemPoolCreate", o.message)
 
     def test_a_report_that_says_passed_but_exits_non_zero_fails(self):
         with tempfile.TemporaryDirectory() as tmp:
@@ -458,6 +542,19 @@ class Verdicts(unittest.TestCase):
                             '{"event":"summary","passed":1,"failed":0,"skipped":0}\n')
             self.assertEqual(h.read_report(path, "t", h.Run(0, 1, ""), 5).status, "passed")
             self.assertEqual(h.read_report(path, "t", h.Run(3, 1, ""), 5).status, "failed")
+
+
+class Confinement(unittest.TestCase):
+    """Each graded test case is one process (tests/confine.cpp)."""
+
+    def test_a_confined_test_program_starts_threads_but_no_process(self):
+        binary = h.LAB / "build" / "test_common"
+        if not binary.exists():
+            self.skipTest("build/test_common is not built (make tests)")
+        r = subprocess.run([str(binary), "[confine]"], capture_output=True, text=True, timeout=60,
+                           env={**os.environ, "LAB_CONFINE": "1"})
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertIn("1 passed, 0 failed", r.stdout)
 
 
 class Includes(unittest.TestCase):
@@ -780,6 +877,9 @@ class Release(unittest.TestCase):
             self.assertTrue(any(f.startswith("b.cu: the bitonic network") for f in found))
         self.assertFalse(R.student_file("TUNING.md"))
         self.assertFalse(R.student_file("results/nvidia-h200/q7.png"))
+
+
+ObjectProblems = test_symbols.ObjectProblems  # the link-time checks' own tests (symbols.py) run here too
 
 
 if __name__ == "__main__":

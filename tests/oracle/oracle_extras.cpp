@@ -1,5 +1,6 @@
 // The extras' launchers, trusted (see oracle.hpp). Bitonic sorts are not
-// stable; their graders digest keys only, so a stable sort serves for both.
+// stable; their graders record keys in order and the values sorted by key and
+// tag, the same for every correct sort, so a stable sort serves for both.
 #include "oracle.hpp"
 
 #include "../../extras_oddeven_bitonic/extras.cuh"
