@@ -156,6 +156,10 @@ part3_DEMO := drawing.o gpu_runs.o bench_peers.o
 extras_OBJS := checks.o
 extras_DEMO := drawing.o gallery.o
 
+# $(call graded_inputs,part): the lab's objects a graded test program links
+# (everything but the student object).
+graded_inputs = $(TEST_MAIN) $(OBJ)/graded/tests/test_$(1).o $(call objs,$(1),OBJS) $(COMMON_OBJS)
+
 # $(call objs,part,LIST): the objects of LIST in the part's folder.
 objs = $(addprefix $(OBJ)/$($(1)_DIR)/,$($(1)_$(2)))
 impl = $(BUILD)/$(IMPL)/$($(1)_DIR)/$(IMPL).o
@@ -201,9 +205,14 @@ $(BUILD)/$(IMPL)/test_$(1): $$(TEST_MAIN) $(OBJ)/tests/test_$(1).o $(call impl,$
 # What grading runs (tests/grading/grade.py builds it after checking what the
 # student object defines): the graders built without answers, the student
 # object last, so that it wins no symbol the lab's code also defines.
-$(BUILD)/graded/test_$(1): $$(TEST_MAIN) $(OBJ)/graded/tests/test_$(1).o $(call objs,$(1),OBJS) $$(COMMON_OBJS) $(BUILD)/student/$($(1)_DIR)/student.o
+$(BUILD)/graded/test_$(1): $$(call graded_inputs,$(1)) $(BUILD)/student/$($(1)_DIR)/student.o
 	@mkdir -p $$(@D)
 	$$(LINK) $$^ -o $$@ $$(TEST_LIBS)
+
+# The harness checks the student object against exactly these (symbols.py).
+.PHONY: graded-inputs-$(1)
+graded-inputs-$(1):
+	@echo $$(call graded_inputs,$(1))
 
 # The same graders on the trusted host implementation (tests/oracle/): the
 # grading harness compares every graded run's results with this one's.

@@ -180,6 +180,18 @@ constexpr ApiRule kAllowedApis[] = {
     {"cuEventCreate", kLauncher}, {"cuEventRecord", kLauncher}, {"cuEventSynchronize", kLauncher},
     {"cuEventElapsedTime", kLauncher}, {"cuEventDestroy", kLauncher},
     {"cuGetErrorString", kAnywhere}, {"cuGetErrorName", kAnywhere},
+    // driver: the runtime's own plumbing, which CUDA 13 calls outside the runtime calls CUPTI
+    // reports (modules loaded lazily at a kernel's first launch, the device and its context set up)
+    {"cuLibraryLoadData", kLauncher}, {"cuLibraryGetKernel", kLauncher}, {"cuLibraryGetModule", kLauncher},
+    {"cuLibraryUnload", kLauncher}, {"cuKernelGetName", kLauncher}, {"cuKernelGetFunction", kLauncher},
+    {"cuKernelGetAttribute", kLauncher}, {"cuKernelGetLibrary", kLauncher}, {"cuModuleGetLoadingMode", kLauncher},
+    {"cuModuleLoadData", kLauncher}, {"cuModuleGetFunction", kLauncher}, {"cuModuleUnload", kLauncher},
+    {"cuFuncGetName", kLauncher}, {"cuDeviceGetUuid", kLauncher}, {"cuDeviceGetLuid", kLauncher},
+    {"cuDeviceGetPCIBusId", kLauncher}, {"cuDevicePrimaryCtxRetain", kLauncher},
+    {"cuDevicePrimaryCtxRelease", kLauncher}, {"cuDevicePrimaryCtxGetState", kLauncher},
+    {"cuCtxSetCurrent", kLauncher}, {"cuCtxPushCurrent", kLauncher}, {"cuCtxPopCurrent", kLauncher},
+    {"cuCtxGetId", kLauncher}, {"cuCtxGetFlags", kLauncher}, {"cuCtxGetApiVersion", kLauncher},
+    {"cuDeviceGetDefaultMemPool", kLauncher}, {"cuMemPoolSetAttribute", kLauncher},
 };
 
 // "cudaMemcpyAsync_ptsz_v7000" -> "cudaMemcpyAsync", "cuMemcpyDtoD_v2_ptds" -> "cuMemcpyDtoD".

@@ -190,6 +190,11 @@ def prepare_base(base: Path, opts: Options, log) -> Path:
     if r.returncode != 0:
         raise h.GradingError("the lab itself does not build here (see " + str(base / "build-base.log") + "):\n" +
                              h.compile_errors(r.output))
+    for part, _ in h.PARTS:  # what each graded program links besides the student object (symbols.py)
+        listed = h.run(["make", "-s", "IMPL=student", f"ARCH={opts.arch}", f"graded-inputs-{part}"], base, 120)
+        if listed.returncode != 0:
+            raise h.GradingError(f"make graded-inputs-{part} failed: {listed.output[-300:]}")
+        (base / "build" / f"graded-inputs-{part}.txt").write_text(listed.output)
     stamp.write_text(fingerprint + " " + tree_hash(base / "build"))
     return base
 
@@ -415,8 +420,9 @@ def build_part(g: Grading, base: Path, part: str) -> tuple[str, str]:
                 f"{part} does not compile; its questions get 0 (first errors in logs/build-{part}.log)")
     if _libraries is None:
         _libraries = symbols.link_libraries(base / "build" / "test_common")
+    trusted = [base / name for name in (base / "build" / f"graded-inputs-{part}.txt").read_text().split()]
     try:
-        problems = symbols.object_problems(obj, sorted((base / "build" / "obj").rglob("*.o")), _libraries)
+        problems = symbols.object_problems(obj, trusted, _libraries)
     except RuntimeError as err:  # a trusted object that cannot be read: the lab's problem
         raise h.GradingError(str(err)) from err
     if problems:

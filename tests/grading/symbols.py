@@ -18,12 +18,13 @@ object could take over, and the rules that stop them:
   strong or weak (unless a trusted object defines the same weak copy, which the
   link order makes win), as are whole families reserved to the C and C++
   runtime, CUDA, CUPTI and the graders (namespace lab::test), found or not.
-* Running first. The lab's start-up code (the launch trace, the confinement) is
-  in ordinary constructors that run in link order, before the student's. A
-  constructor with a priority (.init_array.NNNNN, .ctors.NNNNN; GCC's
-  constructor(N) and init_priority), .preinit_array, code in .init, or an
-  indirect function (its resolver runs while the program is being loaded)
-  would run before it, a destructor with a priority or code in .fini after
+* Running first. The lab's start-up code runs before every ordinary
+  constructor: the confinement from .preinit_array, the launch trace from a
+  constructor of priority 101. A student constructor with a priority
+  (.init_array.NNNNN, .ctors.NNNNN; GCC's constructor(N) and init_priority),
+  .preinit_array, code in .init, or an indirect function (its resolver runs
+  while the program is being loaded) would run before it, a destructor with a
+  priority or code in .fini after
   the lab's own shutdown code: refused.
 
 Last, a few calls honest code never needs and that would reach the GPU past the
