@@ -191,10 +191,12 @@ def prepare_base(base: Path, opts: Options, log) -> Path:
         raise h.GradingError("the lab itself does not build here (see " + str(base / "build-base.log") + "):\n" +
                              h.compile_errors(r.output))
     for part, _ in h.PARTS:  # what each graded program links besides the student object (symbols.py)
-        listed = h.run(["make", "-s", "IMPL=student", f"ARCH={opts.arch}", f"graded-inputs-{part}"], base, 120)
-        if listed.returncode != 0:
+        listed = h.run(["make", "-s", "IMPL=student", f"ARCH={opts.arch}", f"graded-inputs-{part}"], base, 120,
+                       env={k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL")})
+        objects = [name for name in listed.output.split() if name.endswith(".o") and (base / name).is_file()]
+        if listed.returncode != 0 or not objects:
             raise h.GradingError(f"make graded-inputs-{part} failed: {listed.output[-300:]}")
-        (base / "build" / f"graded-inputs-{part}.txt").write_text(listed.output)
+        (base / "build" / f"graded-inputs-{part}.txt").write_text("\n".join(objects) + "\n")
     stamp.write_text(fingerprint + " " + tree_hash(base / "build"))
     return base
 
