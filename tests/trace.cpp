@@ -17,6 +17,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -32,17 +33,28 @@ namespace lab::test {
 
 namespace {
 
+// LAB_TRACE and whether compute-sanitizer runs the program, read once at
+// start-up (readSettingsAtStartUp, below) before any code under test runs: a
+// constructor of a student's that changes the environment changes nothing.
 // compute-sanitizer and CUPTI do not mix: under the sanitizer the trace is
 // off, whatever LAB_TRACE says.
-bool tracingOff() {
-    const char* env = std::getenv("LAB_TRACE");
-    return (env != nullptr && std::strcmp(env, "0") == 0) || underComputeSanitizer();
+struct Settings {
+    bool off = false, required = false;
+};
+const Settings& settings() {
+    static const Settings s = [] {
+        const char* env = std::getenv("LAB_TRACE");
+        Settings s;
+        s.off = (env != nullptr && std::strcmp(env, "0") == 0) || underComputeSanitizer();
+        s.required = env != nullptr && std::strcmp(env, "require") == 0 && !underComputeSanitizer();
+        return s;
+    }();
+    return s;
 }
+__attribute__((constructor(101))) void readSettingsAtStartUp() { settings(); }
 
-bool tracingRequired() {
-    const char* env = std::getenv("LAB_TRACE");
-    return env != nullptr && std::strcmp(env, "require") == 0 && !underComputeSanitizer();
-}
+bool tracingOff() { return settings().off; }
+bool tracingRequired() { return settings().required; }
 
 // Each window also holds two launches of this lab kernel and two copies of
 // kCanaryBytes to the host: a trace that misses them was switched off or
@@ -260,6 +272,12 @@ struct OwnCall {
     ~OwnCall() { ownCall = false; }
 };
 
+// The canaries are the lab's own calls: only their activity records count.
+void ownCanary() {
+    OwnCall own;
+    canary();
+}
+
 Where whereNow() {
     const Phase p = phase.load(std::memory_order_acquire);
     if (p == Phase::BeforeMain) return Where::BeforeMain;
@@ -362,13 +380,47 @@ void CUPTIAPI bufferCompleted(CUcontext, std::uint32_t, std::uint8_t* buffer, st
             if (!open || m->start < state().from) continue;
             const char* kind = copyKindName(m->copyKind);
             if (m->bytes == kCanaryBytes && m->copyKind == CUPTI_ACTIVITY_MEMCPY_KIND_DTOH &&
-                log.canaryCopies < log.canaryKernels)
+                log.canaryCopies < log.canaryKernels) {
                 ++log.canaryCopies;
-            else if (kind != nullptr)
+                continue;
+            }
+            ++log.copyRecords;
+            if (kind != nullptr)
                 log.hostCopies.push_back(std::string(kind) + " copy of " + std::to_string(m->bytes) + " bytes");
         }
     }
     std::free(buffer);
+}
+
+// A copy or a launch the launcher asked for, on entry: its direction read from
+// the call itself, and counted, so that the activity records of the window
+// can be checked against them (checkTrace): a copy or launch that left no
+// record means CUPTI's activity was switched off or tampered with meanwhile.
+// (cudaMemcpyAsync's parameters begin as cudaMemcpy's.)
+static_assert(offsetof(cudaMemcpyAsync_v3020_params, kind) == offsetof(cudaMemcpy_v3020_params, kind) &&
+                  offsetof(cudaMemcpyAsync_v3020_params, count) == offsetof(cudaMemcpy_v3020_params, count),
+              "cudaMemcpy's and cudaMemcpyAsync's CUPTI parameters differ in layout");
+void noteWork(std::string_view base, bool runtime, const void* params) {
+    const bool copy = runtime && (base == "cudaMemcpy" || base == "cudaMemcpyAsync");
+    const bool launch = base == "cudaLaunchKernel" || base == "cudaLaunchKernelExC" || base == "cuLaunchKernel" ||
+                        base == "cuLaunchKernelEx";
+    if (!copy && !launch) return;
+    std::lock_guard<std::mutex> lock(state().mutex);
+    TraceLog& log = state().log;
+    if (launch) {
+        ++log.launchCalls;
+        return;
+    }
+    const auto* p = static_cast<const cudaMemcpy_v3020_params*>(params);
+    if (p == nullptr || p->count == 0) return;
+    ++log.copyCalls;
+    const char* direction = p->kind == cudaMemcpyHostToDevice   ? "host-to-device"
+                            : p->kind == cudaMemcpyDeviceToHost ? "device-to-host"
+                            : p->kind == cudaMemcpyHostToHost   ? "host-to-host"
+                                                                : nullptr;
+    if (direction != nullptr)
+        addOnce(log.violations, "it called " + std::string(base) + " for a " + direction + " copy of " +
+                                    std::to_string(p->count) + " bytes");
 }
 
 // Every top-level runtime and driver call, on entry and on exit (a call that
@@ -384,6 +436,7 @@ void CUPTIAPI apiCalled(void*, CUpti_CallbackDomain domain, CUpti_CallbackId, co
     if (!topLevel) return;
     const std::string_view base = baseName(info->functionName);
     noteCall(info->functionName, base, allowedApi(base));
+    if (enter && windowOpen.load(std::memory_order_acquire)) noteWork(base, runtime, info->functionParams);
 }
 
 std::string cuptiError(CUptiResult r) {
@@ -498,9 +551,9 @@ TraceLog traceCall(const std::function<void()>& call) {
         windowOpen = true;
     }
     try {
-        canary();
+        ownCanary();
         call();
-        canary();
+        ownCanary();
     } catch (...) {
         std::lock_guard<std::mutex> lock(state().mutex);
         windowOpen = false;
@@ -600,6 +653,12 @@ Check checkTrace(const TraceLog& log, const std::vector<KernelRule>& rules, cons
         return {};
     }
     if (!log.fault.empty()) return failCheck("the launch failed on the GPU (" + log.fault + ") [" + what + "]");
+    if (log.copyRecords < log.copyCalls || static_cast<int>(log.kernels.size()) < log.launchCalls)
+        return failCheck("the launch trace saw " + std::to_string(log.copyCalls) + " copies and " +
+                         std::to_string(log.launchCalls) + " launches asked for, but only " +
+                         std::to_string(log.copyRecords) + " and " + std::to_string(log.kernels.size()) +
+                         " ran on the record: a launch that failed, or tracing switched off or tampered with "
+                         "during the call [" + what + "]");
     if (log.canaryKernels != 2 || log.canaryCopies != 2)
         return failCheck("the launch trace missed the lab's own canary launches or copies (" +
                          std::to_string(log.canaryKernels) + " and " + std::to_string(log.canaryCopies) +

@@ -44,6 +44,8 @@ struct TraceLog {
     std::vector<std::string> violations;   // CUDA calls the lab does not allow, made in the window:
                                            // "it called cudaMallocManaged, which the lab does not allow (in the launcher)"
     int canaryKernels = 0, canaryCopies = 0;   // the lab's own canaries seen in the window (2 each)
+    int copyCalls = 0, launchCalls = 0;        // copies (of more than 0 bytes) and launches the calls asked for
+    int copyRecords = 0;                       // copies in the activity records, canaries left out
 };
 
 // Launches the lab's canary kernel, traceCanary_k, writing to `device` (trace_canary.cu).

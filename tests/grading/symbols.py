@@ -58,7 +58,8 @@ FORBIDDEN_USES = [
     (re.compile(r"__cudaRegisterManagedVar$"), " (a __managed__ variable): host-visible memory is not allowed"),
     (re.compile(r"(cudaGetDriverEntryPoint\w*|cuGetProcAddress\w*)$"),
      ": it reaches the CUDA driver past the launch trace"),
-    (re.compile(r"(dlopen|dlmopen|dlsym|dlvsym)$"), ": loading libraries or looking up symbols is not allowed"),
+    (re.compile(r"(dlopen|dlmopen|dlsym|dlvsym|dladdr1?|dlinfo|dl_iterate_phdr)$"),
+     ": loading libraries or looking up symbols is not allowed"),
 ]
 # What the compiler driver adds to every link besides the -l libraries.
 IMPLICIT = ["Scrt1.o", "crt1.o", "crti.o", "crtn.o", "crtbeginS.o", "crtbegin.o", "crtendS.o", "crtend.o",

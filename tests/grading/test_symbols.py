@@ -98,6 +98,10 @@ extern "C" int picked() __attribute__((ifunc("resolver")));
     "dlsym": """extern "C" void* dlsym(void*, const char*);
 void* find(const char* name) { return dlsym(nullptr, name); }
 """,
+    "phdr": """#include <link.h>
+static int seen(dl_phdr_info*, size_t, void*) { return 0; }
+int walk() { return dl_iterate_phdr(seen, nullptr); }
+""",
 }
 
 
@@ -194,6 +198,9 @@ class ObjectProblems(unittest.TestCase):
     def test_forbidden_use(self):
         self.assertEqual(self.problems("dlsym"),
                          ["uses dlsym: loading libraries or looking up symbols is not allowed"])
+        # walking the loaded libraries' tables is the same lookup by another road
+        self.assertEqual(self.problems("phdr"),
+                         ["uses dl_iterate_phdr: loading libraries or looking up symbols is not allowed"])
 
     def test_unreadable_object(self):
         found = S.object_problems(self.garbage, self.trusted, self.libraries)
