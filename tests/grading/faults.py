@@ -816,12 +816,14 @@ ATTACKS = [
            parts=["part1"]),
     Attack("side-effects", "the reference, plus writes to the lab, the base, other results; reads; a daemon",
            lambda lab, skel, ref: {**ref, P1: _with_prelude(ref[P1], SIDE_EFFECTS)}, {}, parts=["part1"]),
+    # Its allocation is a CUDA call before main, which the trace fails in every test.
     Attack("memory-hog", "the reference, plus all GPU memory but 12 GB taken before the tests",
-           lambda lab, skel, ref: {**ref, P1: _with_prelude(ref[P1], MEMORY_HOG)}, {"Q1": "full", "Q2": "less"},
+           lambda lab, skel, ref: {**ref, P1: _with_prelude(ref[P1], MEMORY_HOG)}, {"Q1": "zero", "Q2": "zero"},
            parts=["part1"]),
     # Refused before linking, each on the reference, which alone gets full
     # marks: a refused object scores 0 on its part's questions, so "zero" here
-    # is the refusal, and "full" would mean it was let through.
+    # is the refusal, and "full" would mean it was let through (dlsym-route,
+    # last of these, is the trace's).
     # A definition in namespace lab::test (the graders' record<T>), in every part.
     Attack("weak-override", "every student.cu: the reference, plus record<int> and record<Tagged> of the graders "
            "taken over (a sort's output handed over sorted)",
@@ -855,11 +857,12 @@ ATTACKS = [
            "__libc_malloc, logging the blocks)",
            lambda lab, skel, ref: {**ref, P1: _with_prelude(ref[P1], MALLOC_INTERPOSER)},
            {"Q1": "zero", "Q2": "zero"}, parts=["part1"]),
-    # References to dlopen and dlsym. Unlike the others, on the skeleton: the
-    # merges done on the host, unseen by a trace that takes copy directions
-    # from CUPTI's activity records alone (cupti-unseen below is the same
-    # without dlopen/dlsym); without the refusal it would get Q2 and Q1's GPU
-    # tests from such a trace.
+    # Lookups through dlopen and dlsym (a note for a person, not refused at
+    # link time: Thrust makes them too), on the skeleton: the merges done on
+    # the host, CUPTI's copy records switched off through the trace's own
+    # libcupti. Stopped by the trace, which takes each copy's direction from
+    # the call itself; a trace reading directions from the records alone
+    # would give it Q2 and Q1's GPU tests.
     Attack("dlsym-route", "Part 1 merged on the host (the skeleton's kernels launched for show), with CUPTI's copy "
            "records switched off through dlopen/dlsym of the trace's libcupti",
            lambda lab, skel, ref: {**skel, P1: _part1_on_host(skel[P1], DLSYM_ROUTE, "mergeOnHostUnseen")},

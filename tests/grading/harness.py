@@ -309,7 +309,8 @@ def suspicious_lines(rel: str, content: bytes, limit: int = 6) -> list[str]:
 # Library calls a launcher has no business making, looked up in the compiled
 # student object (so no spelling in the source hides them): for a person.
 SUSPICIOUS_SYMBOLS = re.compile(r"^(_?exit|_Exit|quick_exit|abort|system|popen|fork|vfork|clone\d*|execv\w*|execl\w*|"
-                                r"posix_spawn\w*|setsid|daemon|syscall|ptrace|prctl|kill|dlopen|dlsym|setenv|putenv|"
+                                r"posix_spawn\w*|setsid|daemon|syscall|ptrace|prctl|kill|dlopen|dlmopen|dlsym|dlvsym|"
+                                r"dladdr1?|dlinfo|dl_iterate_phdr|_r_debug|setenv|putenv|"
                                 r"unsetenv|getenv|secure_getenv|open|open64|openat|openat64|fopen|fopen64|creat|"
                                 r"unlink|rename|cudaMallocHost|cudaHostAlloc|cudaHostRegister|cudaMallocManaged|"
                                 r"cudaHostGetDevicePointer|__cudaRegisterManagedVar|cupti\w+|cu[A-Z]\w+)$")
