@@ -16,8 +16,10 @@ object could take over, and the rules that stop them:
   cudaMalloc...), and one taken from a static archive never fetches the
   archive's own. So names defined by a library the binary loads are refused,
   strong or weak (unless a trusted object defines the same weak copy, which the
-  link order makes win), as are whole families reserved to the C and C++
-  runtime, CUDA, CUPTI and the graders (namespace lab::test), found or not.
+  link order makes win; an archive's own weak copies of header code, Catch2's
+  std::string instantiations say, are replaced only by a strong definition), as
+  are whole families reserved to the C and C++ runtime, CUDA, CUPTI and the
+  graders (namespace lab::test), found or not.
 * Running first. The lab's start-up code runs before every ordinary
   constructor: the confinement from .preinit_array, the launch trace from a
   constructor of priority 101. A student constructor with a priority
@@ -94,12 +96,19 @@ def _is_global(kind: str) -> bool:
 
 
 @functools.lru_cache(maxsize=None)
-def library_symbols(path: Path) -> frozenset[str]:
-    """The global names a library defines (a shared one's dynamic symbols); empty if unreadable."""
-    options = ["-D"] if ".so" in path.name else []  # else a static archive or object: every member
+def library_symbols(path: Path, weak: bool = False) -> frozenset[str]:
+    """The global names a library defines that an executable's definition
+    would take over: every one of a shared library (its dynamic symbols), the
+    strong ones of a static archive. An archive's weak definitions (template
+    instantiations of the standard headers, which Catch2's archive holds too)
+    come after the student object in the link and lose to its weak copy of
+    the same header code, as the trusted objects' do (a strong definition
+    still replaces them: `weak` lists those); empty if unreadable."""
+    shared = ".so" in path.name
+    options = ["-D"] if shared else []  # else a static archive or object: every member
     try:
         return frozenset(_base(n) for k, n in _nm([path], *options, "--defined-only", strict=False)
-                         if _is_global(k))
+                         if _is_global(k) and (not weak if shared else (k in WEAK) == weak))
     except RuntimeError:
         return frozenset()
 
@@ -174,6 +183,9 @@ def object_problems(student_obj: Path, trusted_objs: list[Path], libraries: list
         elif base in trusted_defs and kind not in WEAK:
             problems.append(f"defines {shown}, which the graders define: a student object may not replace the "
                             "lab's code")
+        elif kind not in WEAK and (lib := next((lib for lib in libraries if base in library_symbols(lib, weak=True)),
+                                               None)):
+            problems.append(f"defines {shown} strongly, which {lib.name} defines: it would replace the library's")
     for name in used:
         for pattern, why in FORBIDDEN_USES:
             if pattern.match(_base(name)):

@@ -205,6 +205,24 @@ class ObjectProblems(unittest.TestCase):
         self.assertEqual(self.problems("entry_point"),
                          ["uses cudaGetDriverEntryPoint: it reaches the CUDA driver past the launch trace"])
 
+    def test_a_static_archives_weak_copies_lose_to_the_students(self):
+        # An archive after the student object in the link (Catch2 v3's): its
+        # weak header code loses to the student's weak copy, its strong names
+        # and a strong replacement of its weak ones are refused.
+        folder = Path(self.tmp.name)
+        inline = "inline int shared(int x) { return x * 3; }\nint (*keep)(int) = &shared;\n"  # emitted, weak
+        compile_object(folder, "member", inline + "int strongInArchive() { return shared(2); }\n")
+        subprocess.run(["ar", "rcs", "libarchive.a", "member.o"], cwd=folder, check=True, timeout=60)
+        archive = [*self.libraries, folder / "libarchive.a"]
+        weak = compile_object(folder, "weak_copy", inline.replace("keep", "mine"))
+        strong = compile_object(folder, "strong_copy", "int shared(int x) { return x; }\n")
+        again = compile_object(folder, "strong_again", "int strongInArchive() { return 1; }\n")
+        self.assertEqual(S.object_problems(weak, self.trusted, archive), [])
+        self.assertEqual(S.object_problems(strong, self.trusted, archive),
+                         ["defines shared(int) strongly, which libarchive.a defines: it would replace the library's"])
+        self.assertEqual(S.object_problems(again, self.trusted, archive),
+                         ["defines strongInArchive(), which libarchive.a defines"])
+
     def test_unreadable_object(self):
         found = S.object_problems(self.garbage, self.trusted, self.libraries)
         self.assertEqual(len(found), 1, found)
