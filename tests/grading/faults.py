@@ -803,6 +803,13 @@ def skeleton_submission(lab: Path) -> dict[str, str]:
 
 
 ALL_ZERO = {q: "zero" for q in ("Q1", "Q2", "Q3", "Q4", "Q5", "Q6", "Q7", "X1", "X2", "X3", "X4")}
+PART1_ZERO = {"Q1": "zero", "Q2": "zero"}
+
+
+def _reference_part1_with(prelude: str):
+    """An attack's files: the reference, with `prelude` in Part 1's student.cu."""
+    return lambda lab, skel, ref: {**ref, P1: _with_prelude(ref[P1], prelude)}
+
 STUDENT_FILES = [P1, P2, P3, PX]
 
 ATTACKS = [
@@ -812,13 +819,13 @@ ATTACKS = [
            lambda lab, skel, ref: {**skel, **{f: _include_instructor(lab, f.split("/")[0], "reference.cu")
                                               for f in STUDENT_FILES}}, ALL_ZERO),
     Attack("preload-forger", "the skeleton re-runs itself with a preloaded library that forges the report",
-           lambda lab, skel, ref: {**skel, P1: _with_prelude(skel[P1], PRELOAD)}, {"Q1": "zero", "Q2": "zero"},
+           lambda lab, skel, ref: {**skel, P1: _with_prelude(skel[P1], PRELOAD)}, PART1_ZERO,
            parts=["part1"]),
     Attack("side-effects", "the reference, plus writes to the lab, the base, other results; reads; a daemon",
-           lambda lab, skel, ref: {**ref, P1: _with_prelude(ref[P1], SIDE_EFFECTS)}, {}, parts=["part1"]),
+           _reference_part1_with(SIDE_EFFECTS), {}, parts=["part1"]),
     # Its allocation is a CUDA call before main, which the trace fails in every test.
     Attack("memory-hog", "the reference, plus all GPU memory but 12 GB taken before the tests",
-           lambda lab, skel, ref: {**ref, P1: _with_prelude(ref[P1], MEMORY_HOG)}, {"Q1": "zero", "Q2": "zero"},
+           _reference_part1_with(MEMORY_HOG), PART1_ZERO,
            parts=["part1"]),
     # Refused before linking, each on the reference, which alone gets full
     # marks: a refused object scores 0 on its part's questions, so "zero" here
@@ -831,13 +838,13 @@ ATTACKS = [
            ALL_ZERO),
     # A definition of operator new / delete.
     Attack("operator-new", "the reference, plus a global operator new and delete that log every allocation",
-           lambda lab, skel, ref: {**ref, P1: _with_prelude(ref[P1], OPERATOR_NEW)}, {"Q1": "zero", "Q2": "zero"},
+           _reference_part1_with(OPERATOR_NEW), PART1_ZERO,
            parts=["part1"]),
     # A prioritized .init_array section, and a reference to cudaGetDriverEntryPoint*.
     Attack("priority-constructor", "the reference, plus a constructor(100) that maps pinned host memory with "
            "cuMemHostAlloc, found through cudaGetDriverEntryPointByVersion, before the trace starts",
-           lambda lab, skel, ref: {**ref, P1: _with_prelude(ref[P1], PRIORITY_CONSTRUCTOR)},
-           {"Q1": "zero", "Q2": "zero"}, parts=["part1"]),
+           _reference_part1_with(PRIORITY_CONSTRUCTOR),
+           PART1_ZERO, parts=["part1"]),
     # A reference to __cudaRegisterManagedVar.
     Attack("managed-variable", "the reference, plus a __managed__ array the merge kernel writes (host-visible, no "
            "allocation call)",
@@ -846,17 +853,17 @@ ATTACKS = [
                ("    M[k] = mergeOutputAt(sA, nA, sB, nB, k);\n",
                 "    M[k] = mergeOutputAt(sA, nA, sB, nB, k);\n"
                 "    if (pair == 0) hostVisible[k] = diagonalSearch(sA, nA, sB, nB, k);\n"))},
-           {"Q1": "zero", "Q2": "zero"}, parts=["part1"]),
+           PART1_ZERO, parts=["part1"]),
     # A .preinit_array section.
     Attack("preinit", "the reference, plus a .preinit_array entry that rewrites LAB_CONFINE and LAB_TRACE to 0 in "
            "the environment",
-           lambda lab, skel, ref: {**ref, P1: _with_prelude(ref[P1], PREINIT)}, {"Q1": "zero", "Q2": "zero"},
+           _reference_part1_with(PREINIT), PART1_ZERO,
            parts=["part1"]),
     # A definition of a libc name.
     Attack("malloc-interposer", "the reference, plus malloc interposed for the whole process (forwarding to "
            "__libc_malloc, logging the blocks)",
-           lambda lab, skel, ref: {**ref, P1: _with_prelude(ref[P1], MALLOC_INTERPOSER)},
-           {"Q1": "zero", "Q2": "zero"}, parts=["part1"]),
+           _reference_part1_with(MALLOC_INTERPOSER),
+           PART1_ZERO, parts=["part1"]),
     # Lookups through dlopen and dlsym (a note for a person, not refused at
     # link time: Thrust makes them too), on the skeleton: the merges done on
     # the host, CUPTI's copy records switched off through the trace's own
@@ -866,14 +873,14 @@ ATTACKS = [
     Attack("dlsym-route", "Part 1 merged on the host (the skeleton's kernels launched for show), with CUPTI's copy "
            "records switched off through dlopen/dlsym of the trace's libcupti",
            lambda lab, skel, ref: {**skel, P1: _part1_on_host(skel[P1], DLSYM_ROUTE, "mergeOnHostUnseen")},
-           {"Q1": "zero", "Q2": "zero"}, parts=["part1"]),
+           PART1_ZERO, parts=["part1"]),
     # Stopped while running. On the skeleton, whose diagonal search also fails
     # Q1's host test: every weighted test of Q1 and Q2 must fail.
     # The seccomp filter: fork, clone without CLONE_THREAD, execve, execveat
     # refused (and HOSTILE- in a log if any of it ran).
     Attack("child-replay", "the skeleton, plus a constructor that forks and execs the test again with a marker "
            "set, and says so",
-           lambda lab, skel, ref: {**skel, P1: _with_prelude(skel[P1], CHILD_REPLAY)}, {"Q1": "zero", "Q2": "zero"},
+           lambda lab, skel, ref: {**skel, P1: _with_prelude(skel[P1], CHILD_REPLAY)}, PART1_ZERO,
            parts=["part1"]),
     # The trace's allowlist: a pool of host memory (cudaMemPoolCreate with a
     # host location) and the copies into it by kernels with the expected
@@ -891,7 +898,7 @@ ATTACKS = [
     Attack("cupti-unseen", "Part 1 merged on the host (the skeleton's kernels launched for show), with CUPTI's copy "
            "records switched off, cuptiActivityDisable found through the loader's list of libraries",
            lambda lab, skel, ref: {**skel, P1: _part1_on_host(skel[P1], CUPTI_UNSEEN, "mergeOnHostUnseen")},
-           {"Q1": "zero", "Q2": "zero"}, parts=["part1"]),
+           PART1_ZERO, parts=["part1"]),
     # The trace's settings: an ordinary constructor sets LAB_TRACE=0, then
     # the merges go to the host with plain copies. Stopped only by a trace
     # that takes its settings before any student code runs and ignores later
@@ -899,7 +906,7 @@ ATTACKS = [
     # and would give this Q2 and Q1's GPU tests.
     Attack("trace-env", "Part 1 merged on the host with plain copies, after a static constructor set LAB_TRACE=0",
            lambda lab, skel, ref: {**skel, P1: _part1_on_host(skel[P1], TRACE_ENV, "mergeOnHost")},
-           {"Q1": "zero", "Q2": "zero"}, parts=["part1"]),
+           PART1_ZERO, parts=["part1"]),
 ]
 
 
