@@ -324,6 +324,24 @@ struct SideEffects {
 
 # All but 12 GB of the GPU's memory taken before any test runs, so that the
 # [large] tier's tests skip as "not graded here" in this process.
+# At exit, the report replaced by a named pipe: a harness that opens it as a
+# plain file waits for a writer forever (and with it the class's grading).
+REPORT_PIPE = r"""
+#include <sys/stat.h>
+#include <unistd.h>
+#include <cstdlib>
+namespace {
+struct ReportPipe {
+    ReportPipe() {
+        std::atexit([] {
+            const char* path = std::getenv("LAB_REPORT");
+            if (path != nullptr && unlink(path) == 0) mkfifo(path, 0644);
+        });
+    }
+} reportPipe;
+}  // namespace
+"""
+
 MEMORY_HOG = r"""
 #include <cuda_runtime_api.h>
 namespace {
@@ -823,6 +841,9 @@ ATTACKS = [
            parts=["part1"]),
     Attack("side-effects", "the reference, plus writes to the lab, the base, other results; reads; a daemon",
            _reference_part1_with(SIDE_EFFECTS), {}, parts=["part1"]),
+    # The report read without blocking: every test fails at once, saying why, and grading goes on.
+    Attack("report-pipe", "the reference, plus an exit handler that replaces the report with a named pipe",
+           _reference_part1_with(REPORT_PIPE), PART1_ZERO, parts=["part1"]),
     # Its allocation is a CUDA call before main, which the trace fails in every test.
     Attack("memory-hog", "the reference, plus all GPU memory but 12 GB taken before the tests",
            _reference_part1_with(MEMORY_HOG), PART1_ZERO,

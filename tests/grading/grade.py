@@ -37,6 +37,7 @@ import sandbox as sb  # noqa: E402
 import symbols  # noqa: E402
 
 PROBE_TIMEOUT = 60
+BASE_BUILD_TIMEOUT = 1800  # the lab's own build (trusted; every object, once per grading run)
 # Parts whose ordinary test cases run at once by default (CASE_JOBS=n); fewer on
 # a GPU with little free memory (Options.fit_gpu). On an H100, 4 halved the
 # reference's ordinary tier (48 -> 19-24 s).
@@ -60,7 +61,9 @@ class Options:
     def __init__(self, args):
         self.timeout = _positive("TIMEOUT", args.timeout) if args.timeout not in (None, "") else None
         self.timeout_scale = _positive("TIMEOUT_SCALE", args.timeout_scale or "1")
-        self.build_timeout = _positive("BUILD_TIMEOUT", args.build_timeout or "900")
+        # Twenty times the reference's slowest part (Part 3's student.cu: 6 s on one
+        # core of a 2-core machine), so that a compile bomb ends soon.
+        self.build_timeout = _positive("BUILD_TIMEOUT", args.build_timeout or "120")
         self.budget = _positive("BUDGET", getattr(args, "budget", None) or "2400")
         # Sanitizers run by default; SANITIZE=0 leaves them out.
         self.sanitize = args.sanitize in (None, "") or _flag("SANITIZE", args.sanitize)
@@ -186,7 +189,7 @@ def prepare_base(base: Path, opts: Options, log) -> Path:
     h.copy_lab(h.LAB, base, exclude=tuple(opts.outputs))
     log(f"building the lab's own objects once (ARCH={opts.arch}) ...")
     r = h.run(["make", f"-j{opts.jobs}", "IMPL=student", f"ARCH={opts.arch}", "grade-objects"], base,
-              opts.build_timeout, log=base / "build-base.log")
+              BASE_BUILD_TIMEOUT, log=base / "build-base.log")
     if r.returncode != 0:
         raise h.GradingError("the lab itself does not build here (see " + str(base / "build-base.log") + "):\n" +
                              h.compile_errors(r.output))
@@ -225,9 +228,21 @@ def probe_gpu(base: Path, env: dict, opts: "Options | None" = None) -> tuple[boo
 # ---------------------------------------------------------------- the trusted run
 
 
+# What of the harness's environment a submission's builds and tests see: what
+# finds the compilers, their libraries and the GPU; nothing that names the
+# grading (its folders, make's variables, a token the machine holds).
+ENV_KEPT = ("PATH", "LD_LIBRARY_PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TERM", "NVCC", "CXX", "CC", "CUDA_HOME",
+            "CUDA_PATH", "CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "NVIDIA_VISIBLE_DEVICES",
+            "NVIDIA_DRIVER_CAPABILITIES")
+
+
+def kept_env() -> dict:
+    return {k: v for k, v in os.environ.items() if k in ENV_KEPT}
+
+
 def test_env(opts: Options, gpu_env: dict) -> dict:
     """The environment of every graded and sanitized run (and the trusted one)."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("LAB_")}
+    env = kept_env()
     env.update(gpu_env)
     env.update({"LAB_SEED": str(opts.seed), "LAB_TRACE": "require", "LAB_CONFINE": "1", "NO_COLOR": "1"})
     if opts.large:
@@ -339,11 +354,11 @@ class Grading:
         self.private = Path(tempfile.mkdtemp(prefix="lab-results-", dir=opts.work_root))
 
     def sandboxed(self, cmd: list[str], writable: list[Path], timeout: float, log: Path, env: dict | None = None,
-                  cwd: Path | None = None, pass_fds: tuple[int, ...] = ()) -> h.Run:
+                  cwd: Path | None = None, pass_fds: tuple[int, ...] = (), small_tmp: bool = False) -> h.Run:
         sb_ = self.opts.sandbox
         cwd = cwd or self.work
         readable = [] if self.work in writable else [self.work]
-        return h.run(sb_.wrap(cmd, cwd, writable=writable, readable=readable), cwd, timeout,
+        return h.run(sb_.wrap(cmd, cwd, writable=writable, readable=readable, small_tmp=small_tmp), cwd, timeout,
                      env={**(env or self.env), "HOME": "/tmp"}, log=log, sandboxed=sb_.available, pass_fds=pass_fds)
 
     def build(self, target: str, log: Path) -> h.Run:
@@ -354,11 +369,26 @@ class Grading:
                 self.opts.sandbox.own(self.work)
                 self.owned = True
         return self.sandboxed(["make", f"-j{self.opts.jobs}", "IMPL=student", f"ARCH={self.opts.arch}", target],
-                              [self.work], self.opts.build_timeout, log, env={k: v for k, v in os.environ.items()
-                                                                              if not k.startswith("LAB_")})
+                              [self.work], self.opts.build_timeout, log, env=kept_env())
+
+    @staticmethod
+    def _fingerprint(binary: Path) -> str:
+        """Size, inode and change time: any rewrite of the file changes its ctime,
+        which no process can set back."""
+        s = binary.stat()
+        return f"{s.st_dev}:{s.st_ino}:{s.st_size}:{s.st_ctime_ns}"
+
+    def remember(self, binary: Path) -> None:
+        """A built test program, hashed once (its hash goes into the logs)."""
+        with open(binary, "rb") as f:
+            self.hashes[str(binary)] = f"{self._fingerprint(binary)} sha256:{hashlib.file_digest(f, 'sha256').hexdigest()}"
 
     def binary_intact(self, binary: Path) -> bool:
-        return binary.exists() and hashlib.sha256(binary.read_bytes()).hexdigest() == self.hashes.get(str(binary))
+        """Unchanged since it was built: checked by its file's identity before each test, not read again."""
+        try:
+            return self.hashes.get(str(binary), "").split(" ")[0] == self._fingerprint(binary)
+        except OSError:
+            return False
 
     def run_case(self, binary: Path, case: h.TestCase, log_path: Path, timeout: float) -> tuple[h.Outcome, res.Stream]:
         """One test case in a fresh sandbox: the work copy read-only, a scratch
@@ -381,7 +411,7 @@ class Grading:
             try:
                 r = self.sandboxed([str(binary), case.name], [Path(scratch)], limit, log_path,
                                    env={**self.env, "LAB_REPORT": str(report), "LAB_RESULTS_FD": str(write_end)},
-                                   pass_fds=(write_end,))
+                                   pass_fds=(write_end,), small_tmp=True)
             finally:
                 os.close(write_end)
             stream = collector.finish()
@@ -497,7 +527,7 @@ def grade_one(submission: Path, out: Path, base: Path, opts: Options, student: s
                     r.build_error = err
                 continue
             binary = binary_of(work, part)
-            g.hashes[str(binary)] = hashlib.sha256(binary.read_bytes()).hexdigest()
+            g.remember(binary)
             notes += h.suspicious_symbols(part, work / "build" / "student" / part_dir / "student.o")
             built.append(part)
 
@@ -568,7 +598,7 @@ def reference_timing(part: str, opts: Options, env: dict) -> tuple[dict, str, st
                 h.copy_lab(h.LAB, lab, exclude=tuple(opts.outputs), with_reference=True)
                 csv_path = lab / f"timing-{part}.csv"
                 b = h.run(["make", f"-j{opts.jobs}", "IMPL=reference", f"ARCH={opts.arch}", f"build/reference/{part}"],
-                          lab, opts.build_timeout)
+                          lab, BASE_BUILD_TIMEOUT)
                 why = f"{part} demo does not build" if b.returncode != 0 else ""
                 if not why:
                     r = h.run([str(lab / "build" / "reference" / part), *DEMO_ARGS, *DEMO_EXTRA.get(part, []),
@@ -713,9 +743,16 @@ def sanitize(g: Grading, parts: list[tuple[Path, list[h.QuestionResult]]]) -> No
             finally:
                 os.close(write_end)
             dropped.finish()
-            if log_file.exists():
-                shutil.copyfile(log_file, g.logs / log_file.name)
-            n = h.sanitizer_errors(log_file)
+            # The log lies in the test's scratch folder: read as a file a test left.
+            try:
+                h.write_atomically(g.logs / log_file.name, h.read_left_file(log_file))
+                n = h.sanitizer_errors(log_file)
+            except h.LeftFileError as err:
+                n = None
+                if os.path.lexists(log_file):  # replaced by the code under test: counted as an error
+                    n = 1
+                    g.notes.append(f"for a person to look at: {tool}'s log of {qid}'s tests cannot be read ({err}); "
+                                   "counted as an error")
             g.log(f"  {g.student}: {tool} {qid} ({len(groups[qid])} cases): "
                   f"{'did not finish' if n is None else f'{n} errors'}, {time.monotonic() - t0:.0f} s")
             return n

@@ -19,12 +19,15 @@ is the command line; this module is the logic.
 from __future__ import annotations
 
 import csv
+import errno
+import io
 import json
 import math
 import os
 import re
 import shutil
 import signal
+import stat
 import subprocess
 import tarfile
 import threading
@@ -450,9 +453,11 @@ def run(cmd: list[str], cwd: Path, timeout: float, env: dict | None = None, log:
     a signal N as 128 + N). `pass_fds`: descriptors the command inherits."""
     start = time.monotonic()
     with open(log, "wb") if log else open(os.devnull, "wb") as sink:
-        proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                stdin=subprocess.DEVNULL, start_new_session=True, pass_fds=pass_fds)
+        # Started and listed as one step: reap_orphans (another thread's) must
+        # never see this child before it is listed as waited on.
         with _active_lock:
+            proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                    stdin=subprocess.DEVNULL, start_new_session=True, pass_fds=pass_fds)
             _active.add(proc.pid)
         chunks: list[bytes] = []
         written = [0]
@@ -502,6 +507,45 @@ def describe_exit(r: Run, timeout: float) -> str:
     return f"ended with exit status {r.returncode}"
 
 
+# ---------------------------------------------------------------- files a test leaves
+
+LEFT_FILE_CAP = 16 << 20  # what is read of a file a test process left (its report, a sanitizer log)
+
+
+class LeftFileError(Exception):
+    """A file a test process left cannot be read as one: missing, not a regular file, too large."""
+
+
+def read_left_file(path: Path, cap: int = LEFT_FILE_CAP) -> bytes:
+    """A file a test process left in its scratch folder, which it could have
+    made anything: opened without following a link and without blocking (a
+    named pipe), read only if it is a regular file, and only up to `cap`."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY)
+    except OSError as err:
+        why = "a symbolic link" if err.errno == errno.ELOOP else (err.strerror or str(err)).lower()
+        raise LeftFileError(f"{path.name}: {why}") from err
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise LeftFileError(f"{path.name}: not a regular file (a named pipe, a device or a folder)")
+        if info.st_size > cap:
+            raise LeftFileError(f"{path.name}: {info.st_size} bytes, more than the {cap >> 20} MiB read of it")
+        chunks, size = [], 0
+        while size <= cap and (chunk := os.read(fd, min(1 << 20, cap + 1 - size))):
+            chunks.append(chunk)
+            size += len(chunk)
+        if size > cap:
+            raise LeftFileError(f"{path.name}: grew past the {cap >> 20} MiB read of it")
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def left_text(path: Path, cap: int = LEFT_FILE_CAP) -> str:
+    return read_left_file(path, cap).decode("utf-8", "replace")
+
+
 # ---------------------------------------------------------------- reports
 
 
@@ -516,8 +560,10 @@ def read_report(path: Path, name: str, r: Run, timeout: float) -> Outcome:
     Anything short of a complete, well-formed report of exactly this test is a failure."""
     how = describe_exit(r, timeout)
     try:
-        lines = path.read_text(errors="replace").splitlines()
-    except OSError:
+        lines = left_text(path).splitlines()
+    except LeftFileError as err:
+        if path.exists() or path.is_symlink():
+            return Outcome("failed", f"the report cannot be read ({err}; the process {how})")
         lines = []
     events = []
     for line in lines:
@@ -635,8 +681,8 @@ def include_problems(dep_file: Path, work: Path, system_roots: list[Path]) -> li
 def sanitizer_errors(log: Path) -> int | None:
     """Errors a compute-sanitizer log reports, or None when it has no summary."""
     try:
-        text = log.read_text(errors="replace")
-    except OSError:
+        text = left_text(log)
+    except LeftFileError:
         return None
     m = re.search(r"RACECHECK SUMMARY: \d+ hazards? displayed \((\d+) errors?", text)
     if m:
@@ -713,15 +759,14 @@ def read_timing_csv(path: Path) -> dict[tuple[str, str, str, str], float]:
     (study, n, d, shape); each row repeats it once per peer."""
     rows: dict[tuple[str, str, str, str], float] = {}
     try:
-        with path.open(newline="") as f:
-            for r in csv.DictReader(f):
-                try:
-                    ms = float(r["median_ms"])
-                except (KeyError, TypeError, ValueError):
-                    continue
-                if ms > 0 and r.get("study") not in (None, "copy"):
-                    rows[(r["study"], r.get("n", ""), r.get("d", ""), r.get("shape", ""))] = ms
-    except (OSError, UnicodeDecodeError):
+        for r in csv.DictReader(io.StringIO(left_text(path), newline="")):
+            try:
+                ms = float(r["median_ms"])
+            except (KeyError, TypeError, ValueError):
+                continue
+            if ms > 0 and r.get("study") not in (None, "copy"):
+                rows[(r["study"], r.get("n", ""), r.get("d", ""), r.get("shape", ""))] = ms
+    except (LeftFileError, csv.Error):
         return {}
     return rows
 

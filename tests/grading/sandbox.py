@@ -35,7 +35,16 @@ from pathlib import Path
 NOBODY = 65534
 SYSTEM_DIRS = ["usr", "etc", "opt", "bin", "sbin", "lib", "lib32", "lib64", "libx32"]
 DEVICES = ["null", "zero", "full", "random", "urandom", "tty"]
-TMP_SIZE = "4g"  # the private /tmp (nvcc's temporary files)
+TMP_SIZE = "4g"  # the private /tmp of a build (nvcc's temporary files)
+SHM_SIZE = "1g"
+# A test's private /tmp and /dev/shm: memory, taken by whatever a test writes
+# there; a test needs neither.
+TEST_TMP_SIZE, TEST_SHM_SIZE = "512m", "256m"
+
+
+def _bytes(size: str) -> int:
+    """"512m" -> 536870912 (bwrap wants bytes where mount takes a suffix)."""
+    return int(size[:-1]) << {"k": 10, "m": 20, "g": 30}[size[-1]]
 
 
 class Sandbox:
@@ -62,11 +71,14 @@ class Sandbox:
 
     # ------------------------------------------------------------ the command
 
-    def wrap(self, cmd: list[str], cwd: Path, writable: list[Path] = (), readable: list[Path] = ()) -> list[str]:
-        """`cmd` to run inside the sandbox in `cwd`; unchanged when none is available."""
+    def wrap(self, cmd: list[str], cwd: Path, writable: list[Path] = (), readable: list[Path] = (),
+             small_tmp: bool = False) -> list[str]:
+        """`cmd` to run inside the sandbox in `cwd`; unchanged when none is available.
+        `small_tmp`: a test's sizes of /tmp and /dev/shm, not a build's."""
         if not self.available:
             return cmd
-        return self._command(cmd, cwd, writable, readable)
+        return self._command(cmd, cwd, writable, readable,
+                             (TEST_TMP_SIZE, TEST_SHM_SIZE) if small_tmp else (TMP_SIZE, SHM_SIZE))
 
     def own(self, *paths: Path) -> None:
         """Hands folders to the sandbox's user (when the harness runs as root),
@@ -82,11 +94,12 @@ class Sandbox:
 
     # ------------------------------------------------------------ inside
 
-    def _command(self, cmd, cwd, writable, readable) -> list[str]:
+    def _command(self, cmd, cwd, writable, readable, sizes=(TMP_SIZE, SHM_SIZE)) -> list[str]:
         if self.tool == "bwrap":
-            return self._bwrap(cmd, cwd, writable, readable)
+            return self._bwrap(cmd, cwd, writable, readable, sizes)
         r = str(self.root_dir)
         q = shlex.quote
+        tmp, shm = sizes
         lines = ["set -e", "mount --make-rprivate /", f"R={q(r)}",
                  'mount -t tmpfs -o size=16m,mode=755 lab-sandbox "$R"']
         for d in SYSTEM_DIRS:
@@ -97,10 +110,10 @@ class Sandbox:
                 lines += [f'mkdir "$R/{d}"', f'mount --rbind /{d} "$R/{d}"', f'mount -o remount,bind,ro "$R/{d}"']
         lines += ['mkdir "$R/dev" "$R/proc" "$R/sys" "$R/tmp"',
                   'mount -t tmpfs -o mode=755 lab-dev "$R/dev"',
-                  'mkdir "$R/dev/shm"', 'mount -t tmpfs -o size=1g,mode=1777 lab-shm "$R/dev/shm"',
+                  'mkdir "$R/dev/shm"', f'mount -t tmpfs -o size={shm},mode=1777 lab-shm "$R/dev/shm"',
                   'mount -t proc proc "$R/proc"',
                   'mount --rbind /sys "$R/sys"', 'mount -o remount,bind,ro "$R/sys"',
-                  f'mount -t tmpfs -o size={TMP_SIZE},mode=1777 lab-tmp "$R/tmp"']
+                  f'mount -t tmpfs -o size={tmp},mode=1777 lab-tmp "$R/tmp"']
         for dev in DEVICES + sorted(p.name for p in Path("/dev").glob("nvidia*")):
             src = Path("/dev") / dev
             if src.is_dir():
@@ -128,7 +141,7 @@ class Sandbox:
             ns.insert(1, "--user")
         return ns + ["--", "/bin/sh", "-c", script]
 
-    def _bwrap(self, cmd, cwd, writable, readable) -> list[str]:
+    def _bwrap(self, cmd, cwd, writable, readable, sizes=(TMP_SIZE, SHM_SIZE)) -> list[str]:
         """The same sandbox with bubblewrap: its own user namespace, so the uid
         inside is nobody's (as root) or the grader's, without capabilities."""
         args = ["bwrap", "--unshare-all", "--unshare-user", "--die-with-parent", "--new-session", "--cap-drop", "ALL",
@@ -139,8 +152,9 @@ class Sandbox:
                 args += ["--symlink", os.readlink(src), f"/{d}"]
             elif src.is_dir():
                 args += ["--ro-bind", f"/{d}", f"/{d}"]
-        args += ["--ro-bind", "/sys", "/sys", "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp",
-                 "--tmpfs", "/dev/shm"]
+        tmp, shm = (str(_bytes(s)) for s in sizes)
+        args += ["--ro-bind", "/sys", "/sys", "--proc", "/proc", "--dev", "/dev", "--size", tmp, "--tmpfs", "/tmp",
+                 "--size", shm, "--tmpfs", "/dev/shm"]
         for node in sorted(Path("/dev").glob("nvidia*")):
             args += ["--dev-bind", str(node), str(node)]
         for h in self.hidden:

@@ -17,6 +17,7 @@ import sys
 import tarfile
 import tempfile
 import textwrap
+import time
 import unittest
 import zipfile
 from pathlib import Path
@@ -290,8 +291,8 @@ class Isolation(unittest.TestCase):
         if tools:
             g.opts.sandbox = G.sb.Sandbox(hidden=(h.LAB,), tools=tools)
         binary = fake_binary(self.dir, body)
-        g.hashes[str(binary)] = G.hashlib.sha256(binary.read_bytes()).hexdigest()
         g.opts.sandbox.own(self.dir)  # as the harness hands a submission's copy to the sandbox
+        g.remember(binary)  # after the build, as grading does
         return g.run_case(binary, case(), self.dir / "log", timeout)[0]
 
     def test_sanitized_runs_are_the_graded_runs_under_the_sanitizer(self):
@@ -311,7 +312,7 @@ class Isolation(unittest.TestCase):
         g.env = {**g.env, "PATH": f"{tools}:{os.environ['PATH']}"}
         binary = fake_binary(self.dir, f"open({str(seen)!r}, 'a').write(json.dumps([sys.argv[1:], "
                                        "{k: v for k, v in os.environ.items() if k != 'LAB_REPORT'}]) + '\\n')\n")
-        g.hashes[str(binary)] = G.hashlib.sha256(binary.read_bytes()).hexdigest()
+        g.remember(binary)
         # One run per question and tool holds all of the question's ordinary
         # cases (Q2 shares "bad" with Q1, whose run holds it).
         q1 = h.Question("Q1", "part1", 6, 20, 0.5, "t", [case("good"), case("bad")])
@@ -336,6 +337,28 @@ class Isolation(unittest.TestCase):
         o = self.outcome("line(event='start', test=name); line(event='end', test=name, status='passed')\n"
                          "line(event='summary', passed=1, failed=0, skipped=0)\n")
         self.assertEqual(o.status, "passed")
+
+    def test_a_report_that_is_a_pipe_or_a_link_fails_at_once(self):
+        # A named pipe in the report's place would block a plain open() forever;
+        # a link would have the harness read whatever it points to.
+        complete = ("line(event='start', test=name); line(event='end', test=name, status='passed')\n"
+                    "line(event='summary', passed=1, failed=0, skipped=0)\nreport.close()\n")
+        started = time.monotonic()
+        pipe = self.outcome(complete + "path = os.environ['LAB_REPORT']; os.remove(path); os.mkfifo(path)\n")
+        self.assertEqual(pipe.status, "failed")
+        self.assertIn("not a regular file", pipe.message)
+        self.assertLess(time.monotonic() - started, 15)
+        link = self.outcome(complete + "path = os.environ['LAB_REPORT']; os.rename(path, path + '.real'); "
+                                       "os.symlink(path + '.real', path)\n")
+        self.assertEqual(link.status, "failed")
+        self.assertIn("symbolic link", link.message)
+
+    def test_a_left_file_is_read_only_up_to_its_cap(self):
+        big = self.dir / "big"
+        big.write_bytes(b"x" * 2000)
+        self.assertEqual(len(h.read_left_file(big, cap=4096)), 2000)
+        with self.assertRaises(h.LeftFileError):
+            h.read_left_file(big, cap=1000)
 
     def test_exit_zero_in_the_middle_of_a_test_fails(self):
         o = self.outcome("line(event='start', test=name)\nsys.exit(0)\n")
@@ -400,14 +423,14 @@ class Isolation(unittest.TestCase):
         marker = self.dir / "daemon-alive"
         self.outcome(f"import subprocess\nsubprocess.Popen(['setsid', 'sh', '-c', 'sleep 2; touch {marker}'])\n"
                      "line(event='start', test=name)\n")
-        import time
         time.sleep(3)
         self.assertFalse(marker.exists(), "a process the test left behind outlived it")
 
     def test_a_test_binary_changed_after_the_build_does_not_run(self):
         g = self.grading(False)
         binary = fake_binary(self.dir, "line(event='start', test=name)\n")
-        g.hashes[str(binary)] = "0" * 64
+        g.remember(binary)
+        binary.write_bytes(binary.read_bytes())  # the same bytes, written again: a new change time
         o = g.run_case(binary, case(), self.dir / "log", 5)[0]
         self.assertIn("changed after it was built", o.message)
 
@@ -544,6 +567,25 @@ class Verdicts(unittest.TestCase):
             self.assertEqual(h.read_report(path, "t", h.Run(3, 1, ""), 5).status, "failed")
 
 
+class Environment(unittest.TestCase):
+    def test_a_submission_sees_an_allowlist_of_the_harness_environment(self):
+        saved = dict(os.environ)
+        try:
+            os.environ.update({"MAKEFLAGS": "-j4 -- GRADES=/secret/grades", "GRADE_TOKEN": "t0ken", "PWD": "/secret"})
+            ns = G.argparse.Namespace(timeout=None, timeout_scale=None, build_timeout=None, sanitize="0",
+                                      no_large=None, arch=None, parts=None, seed="5", out=None, base=None,
+                                      timing=None, sandbox="0", work_root=None)
+            env = G.test_env(G.Options(ns), {"CUDA_VISIBLE_DEVICES": "1"})
+        finally:
+            os.environ.clear()
+            os.environ.update(saved)
+        self.assertEqual(env["CUDA_VISIBLE_DEVICES"], "1")
+        self.assertIn("PATH", env)
+        for name in ("MAKEFLAGS", "GRADE_TOKEN", "PWD"):
+            self.assertNotIn(name, env)
+        self.assertEqual(set(env) - set(G.ENV_KEPT), {"LAB_SEED", "LAB_TRACE", "LAB_CONFINE", "LAB_LARGE", "NO_COLOR"})
+
+
 class Confinement(unittest.TestCase):
     """Each graded test case is one process (tests/confine.cpp)."""
 
@@ -617,6 +659,12 @@ class Sandbox(unittest.TestCase):
         import time
         time.sleep(3)
         self.assertFalse(marker.exists(), "a process the test left behind outlived it")
+
+    def test_its_tmp_and_shm_are_small(self):
+        o = self.passes("import shutil\n"
+                        "assert shutil.disk_usage('/tmp').total <= 512 << 20, shutil.disk_usage('/tmp')\n"
+                        "assert shutil.disk_usage('/dev/shm').total <= 256 << 20, shutil.disk_usage('/dev/shm')\n")
+        self.assertEqual(o.status, "passed", o.message)
 
     def test_it_has_no_network(self):
         import socket
