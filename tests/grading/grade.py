@@ -70,6 +70,7 @@ class Options:
         self.sanitize_asked = args.sanitize not in (None, "")
         self.large = not _flag("NO_LARGE", args.no_large)
         sandbox_flag = getattr(args, "sandbox", None)
+        self.sandbox_forced_off = sandbox_flag not in (None, "") and not _flag("SANDBOX", sandbox_flag)
         self.sandbox = sb.Sandbox(enabled=sandbox_flag in (None, "") or _flag("SANDBOX", sandbox_flag),
                                   hidden=(h.LAB, *[Path(p).resolve() for p in (args.out, args.base) if p]))
         self.work_root = Path(getattr(args, "work_root", None) or tempfile.gettempdir()).resolve()
@@ -102,6 +103,13 @@ class Options:
             if self.sanitize_asked:
                 raise h.GradingError("SANITIZE=1 needs compute-sanitizer (CUDA toolkit) on the PATH")
             self.sanitize = False  # said in each report (sanitizer_note)
+
+    def unsandboxed(self) -> str:
+        """Why grading refuses to run: no sandbox here and SANDBOX=0 not said; "" when it may run."""
+        if self.sandbox.available or self.sandbox_forced_off:
+            return ""
+        return (f"no sandbox can start here ({self.sandbox.why}): without one a submission can write anything "
+                "this account can, the results included. SANDBOX=0 grades all the same")
 
     def sanitizer_note(self) -> str:
         if self.sanitize:
@@ -847,6 +855,10 @@ def cmd_grade(args, opts: Options) -> int:
         refuse(out, student, f"{gpu}. Grading needs a GPU: run make grade on a machine with one.", opts.seed)
         say(f"make grade: {gpu}; wrote {out / 'results.json'} with score 0")
         return 1
+    if why := opts.unsandboxed():
+        refuse(out, student, why, opts.seed)
+        say(f"make grade refuses: {why}")
+        return 2
     say(f"grading {submission} on {gpu[5:]} (LAB_SEED={opts.seed}); {opts.sandbox.describe()}")
     started = time.monotonic()
     grade_one(submission, out, base, opts, student, say, {})
@@ -937,6 +949,9 @@ def cmd_grade_all(args, opts: Options) -> int:
         write_gradebook(grades, students, {})
         say(f"make grade-all: {gpu}; nothing graded")
         return 1
+    if why := opts.unsandboxed():
+        say(f"make grade-all refuses: {why}")
+        return 2
     todo = still_to_grade(args, students, records)
     visible = os.environ.get("CUDA_VISIBLE_DEVICES")
     ids = (visible.split(",") if visible else [str(i) for i in range(count)])[:count]
@@ -1143,10 +1158,11 @@ def cmd_grade_task(args, opts: Options) -> int:
     verify_base(base)
     ok, gpu, _ = probe_gpu(base, {}, opts)
     host = os.uname().nodename
-    if not ok:
-        data = refuse(grades / student, student, f"{gpu} (Slurm node {host})", opts.seed)
-        data["refused"] = f"{gpu} (Slurm node {host})"
-        say(f"{student}: {gpu}; score 0 on {host}")
+    why = f"{gpu} (Slurm node {host})" if not ok else opts.unsandboxed()
+    if why:
+        data = refuse(grades / student, student, why, opts.seed)
+        data["refused"] = why
+        say(f"{student}: {why}; score 0 on {host}")
     else:
         say(f"{student}: grading on {host}, {gpu[5:]}")
         t0 = time.monotonic()

@@ -586,6 +586,19 @@ class Environment(unittest.TestCase):
         self.assertEqual(set(env) - set(G.ENV_KEPT), {"LAB_SEED", "LAB_TRACE", "LAB_CONFINE", "LAB_LARGE", "NO_COLOR"})
 
 
+class Unsandboxed(unittest.TestCase):
+    def test_grading_without_a_sandbox_needs_sandbox_0_said(self):
+        def options(flag):
+            ns = G.argparse.Namespace(timeout=None, timeout_scale=None, build_timeout=None, sanitize="0",
+                                      no_large=None, arch=None, parts=None, seed="5", out=None, base=None,
+                                      timing=None, sandbox=flag, work_root=None)
+            return G.Options(ns)
+        opts = options(None)
+        opts.sandbox = G.sb.Sandbox(tools=())  # as where no namespace can be made
+        self.assertIn("SANDBOX=0", opts.unsandboxed())
+        self.assertEqual(options("0").unsandboxed(), "")
+
+
 class Confinement(unittest.TestCase):
     """Each graded test case is one process (tests/confine.cpp)."""
 
