@@ -6,7 +6,8 @@
 //   N passed, N failed            or   N passed, N failed, N skipped
 // and the exit status is non-zero when anything failed.
 //
-// For the grading harness, LAB_REPORT=<file> also writes a report, one JSON
+// For the grading harness, LAB_REPORT=<file> (or LAB_REPORT_FD=<fd>, a pipe
+// of the harness's) also receives a report, one JSON
 // object a line: "start" and "end" (status, skip reason, first failure, and
 // the launch trace's objections to calls made outside the launchers) per test
 // case, then "summary"; and LAB_RESULTS_FD=<fd> receives every result the
@@ -79,35 +80,46 @@ void reportLine(const std::string& fields) {
     std::fflush(report);
 }
 
-void openReport() {
-    const char* path = std::getenv("LAB_REPORT");
-    if (path == nullptr || *path == '\0') return;
-    report = std::fopen(path, "w");
-    if (report == nullptr) {
-        std::cerr << "cannot write the report file LAB_REPORT=" << path << "\n";
-        std::exit(2);
-    }
-}
-
 // ---------------------------------------------------------------- the results
 
 // LAB_RESULTS_FD: the descriptor results go to, -1 for none. Frames, little
 // endian: 'S' u32 n + test name (a test case starts), 'R' u32 n + what, u8 n +
 // type, u64 n + bytes (one result), 'E' (the test case ended). The grading
 // harness parses them (tests/grading/results.py).
+// A descriptor the harness passed in the variable `name`; -1 when it is unset,
+// or not open here (a tool between the harness and this program, such as
+// compute-sanitizer, may close what it does not know): then nothing is sent,
+// and a graded run without its results or report simply fails.
+int inheritedFd(const char* name) {
+    const char* env = std::getenv(name);
+    if (env == nullptr || *env == '\0') return -1;
+    char* end = nullptr;
+    const long v = std::strtol(env, &end, 10);
+    if (*end != '\0' || v < 0 || v > 1 << 20 || fcntl(static_cast<int>(v), F_GETFD) < 0) {
+        std::cerr << name << "=" << env << " is not an open file descriptor here: nothing is sent to it\n";
+        return -1;
+    }
+    return static_cast<int>(v);
+}
+
 int resultsFd() {
-    static const int fd = [] {
-        const char* env = std::getenv("LAB_RESULTS_FD");
-        if (env == nullptr || *env == '\0') return -1;
-        char* end = nullptr;
-        const long v = std::strtol(env, &end, 10);
-        if (*end != '\0' || v < 0 || v > 1 << 20 || fcntl(static_cast<int>(v), F_GETFD) < 0) {
-            std::cerr << "LAB_RESULTS_FD=" << env << " is not an open file descriptor\n";
-            std::_Exit(2);
-        }
-        return static_cast<int>(v);
-    }();
+    static const int fd = inheritedFd("LAB_RESULTS_FD");
     return fd;
+}
+
+// The report goes to LAB_REPORT_FD (the harness's pipe) or the file LAB_REPORT.
+void openReport() {
+    if (const int fd = inheritedFd("LAB_REPORT_FD"); fd >= 0) {
+        report = fdopen(fd, "w");
+    } else {
+        const char* path = std::getenv("LAB_REPORT");
+        if (path == nullptr || *path == '\0') return;
+        report = std::fopen(path, "w");
+    }
+    if (report == nullptr) {
+        std::cerr << "cannot write the report (LAB_REPORT_FD or LAB_REPORT): " << std::strerror(errno) << "\n";
+        std::exit(2);
+    }
 }
 
 void writeAll(const void* data, std::size_t size) {

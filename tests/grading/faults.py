@@ -188,6 +188,7 @@ FAULTS = [
 # call: no word of the suspicious list, no libc exit.
 FORGE = r"""
 #include <fcntl.h>
+#include <cstdlib>
 #include <unistd.h>
 #include <cstdio>
 #include <cstring>
@@ -196,9 +197,12 @@ namespace {
 struct Forge {
     Forge() {
         const char* path = nullptr;
-        for (char** e = environ; *e != nullptr; ++e)
+        int out = -1;  // the report: a file (LAB_REPORT) or the harness's pipe (LAB_REPORT_FD)
+        for (char** e = environ; *e != nullptr; ++e) {
             if (std::strncmp(*e, "LAB_REPORT=", 11) == 0) path = *e + 11;
-        if (path == nullptr) return;
+            if (std::strncmp(*e, "LAB_REPORT_FD=", 14) == 0) out = std::atoi(*e + 14);
+        }
+        if (path == nullptr && out < 0) return;
         static char args[8192];
         const int fd = open("/proc/self/cmdline", O_RDONLY);
         const long n = read(fd, args, sizeof args - 1);
@@ -210,7 +214,7 @@ struct Forge {
             "{\"event\":\"start\",\"test\":\"%s\"}\n"
             "{\"event\":\"end\",\"test\":\"%s\",\"status\":\"passed\",\"reason\":\"\",\"failure\":\"\"}\n"
             "{\"event\":\"summary\",\"passed\":1,\"failed\":0,\"skipped\":0}\n", name, name);
-        const int out = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (out < 0) out = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
         if (write(out, text, len) != len) return;
         close(out);
         asm volatile("mov $231, %%eax\n\txor %%edi, %%edi\n\tsyscall" ::: "memory");
@@ -841,9 +845,11 @@ ATTACKS = [
            parts=["part1"]),
     Attack("side-effects", "the reference, plus writes to the lab, the base, other results; reads; a daemon",
            _reference_part1_with(SIDE_EFFECTS), {}, parts=["part1"]),
-    # The report read without blocking: every test fails at once, saying why, and grading goes on.
+    # The report is a pipe of the harness's, not a file: there is nothing to
+    # replace, and the reference's points stand (a harness that read a report
+    # file as a plain file would wait on the named pipe forever).
     Attack("report-pipe", "the reference, plus an exit handler that replaces the report with a named pipe",
-           _reference_part1_with(REPORT_PIPE), PART1_ZERO, parts=["part1"]),
+           _reference_part1_with(REPORT_PIPE), {}, parts=["part1"]),
     # Its allocation is a CUDA call before main, which the trace fails in every test.
     Attack("memory-hog", "the reference, plus all GPU memory but 12 GB taken before the tests",
            _reference_part1_with(MEMORY_HOG), PART1_ZERO,

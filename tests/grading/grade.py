@@ -399,9 +399,11 @@ class Grading:
             return False
 
     def run_case(self, binary: Path, case: h.TestCase, log_path: Path, timeout: float) -> tuple[h.Outcome, res.Stream]:
-        """One test case in a fresh sandbox: the work copy read-only, a scratch
-        folder for its report, a pipe for its results (kept in this grading's
-        private folder, judged later against the trusted run's)."""
+        """One test case in a fresh sandbox: the work copy read-only and no
+        folder it may write but its private /tmp; its report and its results go
+        to pipes whose other ends only the harness holds (kept in this
+        grading's private folder; the results judged later against the trusted
+        run's). No file a test leaves is read."""
         none = res.Stream(self.private / "none", problem="not run")
         left = self.budget.left()
         if left <= 0:
@@ -410,20 +412,22 @@ class Grading:
         if not self.binary_intact(binary):
             return h.Outcome("failed", "not run: the test binary changed after it was built (by an earlier test?)"), none
         limit = min(timeout, left)
-        with tempfile.TemporaryDirectory(prefix="lab-case-", dir=self.opts.work_root) as scratch:
-            self.opts.sandbox.own(Path(scratch))
-            report = Path(scratch) / "report.jsonl"
-            read_end, write_end = os.pipe()
-            collector = res.Collector(read_end, self.private / f"{hashlib.sha256(case.name.encode()).hexdigest()[:16]}"
-                                                                f"-{binary.name}.results", RESULTS_CAP)
-            try:
-                r = self.sandboxed([str(binary), case.name], [Path(scratch)], limit, log_path,
-                                   env={**self.env, "LAB_REPORT": str(report), "LAB_RESULTS_FD": str(write_end)},
-                                   pass_fds=(write_end,), small_tmp=True)
-            finally:
-                os.close(write_end)
-            stream = collector.finish()
-            outcome = h.read_report(report, case.name, r, limit)
+        stem = self.private / f"{hashlib.sha256(case.name.encode()).hexdigest()[:16]}-{binary.name}"
+        (results_in, results_out), (report_in, report_out) = os.pipe(), os.pipe()
+        results = res.Collector(results_in, stem.with_suffix(".results"), RESULTS_CAP)
+        report = res.Collector(report_in, stem.with_suffix(".report"), h.LEFT_FILE_CAP)
+        try:
+            r = self.sandboxed([str(binary), case.name], [], limit, log_path,
+                               env={**self.env, "LAB_REPORT_FD": str(report_out), "LAB_RESULTS_FD": str(results_out)},
+                               pass_fds=(results_out, report_out), small_tmp=True)
+        finally:
+            os.close(results_out)
+            os.close(report_out)
+        stream = results.finish()
+        report.finish()
+        outcome = h.read_report(report.path, case.name, r, limit)
+        if report.overflow:
+            outcome = h.Outcome("failed", f"its report grew past the {h.LEFT_FILE_CAP >> 20} MiB read of it")
         self.seconds[case.name] = r.seconds
         if outcome.status == "failed" and "during the test" in outcome.message and r.output.strip():
             outcome.message += " -- last output: " + r.output.strip().splitlines()[-1][:300]
@@ -741,16 +745,18 @@ def sanitize(g: Grading, parts: list[tuple[Path, list[h.QuestionResult]]]) -> No
             # names as "any of these".
             cmd = ["compute-sanitizer", "--tool", tool, "--log-file", str(log_file), "--print-limit", "20",
                    "--padding", "256", str(binaries[qid]), ",".join(groups[qid])]
-            read_end, write_end = os.pipe()
-            dropped = res.Collector(read_end, g.private / f"{qid}-{tool}.results", 0)
+            (results_in, results_out), (report_in, report_out) = os.pipe(), os.pipe()
+            dropped = [res.Collector(results_in, g.private / f"{qid}-{tool}.results", 0),
+                       res.Collector(report_in, g.private / f"{qid}-{tool}.report", 0)]
             try:
                 g.sandboxed(cmd, [Path(scratch)], min(limits[qid] * 10, max(g.budget.left(), 1)),
-                            g.logs / f"{qid}-{tool}.out", pass_fds=(write_end,),
-                            env={**g.env, "LAB_REPORT": str(Path(scratch) / "report.jsonl"),
-                                 "LAB_RESULTS_FD": str(write_end)})
+                            g.logs / f"{qid}-{tool}.out", pass_fds=(results_out, report_out),
+                            env={**g.env, "LAB_REPORT_FD": str(report_out), "LAB_RESULTS_FD": str(results_out)})
             finally:
-                os.close(write_end)
-            dropped.finish()
+                os.close(results_out)
+                os.close(report_out)
+            for pipe in dropped:
+                pipe.finish()
             # The log lies in the test's scratch folder: read as a file a test left.
             try:
                 h.write_atomically(g.logs / log_file.name, h.read_left_file(log_file))

@@ -6,8 +6,8 @@ Each part builds on its own, in a sandbox (sandbox.py), and may include nothing
 outside that copy but the system's headers. Each test case runs in its own
 sandboxed process under a timeout, confined to itself (no child processes),
 with graders built to hold no expected answer (LAB_GRADED). It reports how the
-test ended through a file (LAB_REPORT) and hands every result it read back to
-the harness on a pipe (LAB_RESULTS_FD). Both come from a process that ran
+test ended on one pipe (LAB_REPORT_FD) and hands every result it read back to
+the harness on another (LAB_RESULTS_FD). Both come from a process that ran
 student code, so they prove nothing by themselves: a test passes only when its
 report says so *and* the harness finds its results equal, byte for byte, to
 those a trusted build of the same graders (tests/oracle/, no student code)
