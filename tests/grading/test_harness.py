@@ -578,15 +578,19 @@ class Verdicts(unittest.TestCase):
             self.assertEqual(h.read_report(path, "t", h.Run(3, 1, ""), 5).status, "failed")
 
 
+def plain_options(sandbox: str | None) -> G.Options:
+    """The harness's options with every default but the seed and SANDBOX."""
+    return G.Options(G.argparse.Namespace(timeout=None, timeout_scale=None, build_timeout=None, sanitize="0",
+                                          no_large=None, arch=None, parts=None, seed="5", out=None, base=None,
+                                          timing=None, sandbox=sandbox, work_root=None))
+
+
 class Environment(unittest.TestCase):
     def test_a_submission_sees_an_allowlist_of_the_harness_environment(self):
         saved = dict(os.environ)
         try:
             os.environ.update({"MAKEFLAGS": "-j4 -- GRADES=/secret/grades", "GRADE_TOKEN": "t0ken", "PWD": "/secret"})
-            ns = G.argparse.Namespace(timeout=None, timeout_scale=None, build_timeout=None, sanitize="0",
-                                      no_large=None, arch=None, parts=None, seed="5", out=None, base=None,
-                                      timing=None, sandbox="0", work_root=None)
-            env = G.test_env(G.Options(ns), {"CUDA_VISIBLE_DEVICES": "1"})
+            env = G.test_env(plain_options("0"), {"CUDA_VISIBLE_DEVICES": "1"})
         finally:
             os.environ.clear()
             os.environ.update(saved)
@@ -599,15 +603,10 @@ class Environment(unittest.TestCase):
 
 class Unsandboxed(unittest.TestCase):
     def test_grading_without_a_sandbox_needs_sandbox_0_said(self):
-        def options(flag):
-            ns = G.argparse.Namespace(timeout=None, timeout_scale=None, build_timeout=None, sanitize="0",
-                                      no_large=None, arch=None, parts=None, seed="5", out=None, base=None,
-                                      timing=None, sandbox=flag, work_root=None)
-            return G.Options(ns)
-        opts = options(None)
+        opts = plain_options(None)
         opts.sandbox = G.sb.Sandbox(tools=())  # as where no namespace can be made
         self.assertIn("SANDBOX=0", opts.unsandboxed())
-        self.assertEqual(options("0").unsandboxed(), "")
+        self.assertEqual(plain_options("0").unsandboxed(), "")
 
 
 class Confinement(unittest.TestCase):
