@@ -38,6 +38,7 @@ import symbols  # noqa: E402
 
 PROBE_TIMEOUT = 60
 BASE_BUILD_TIMEOUT = 1800  # the lab's own build (trusted; every object, once per grading run)
+OBJECT_CAP = 64 << 20  # a student object's size; the reference's largest (Part 3) is 2 MiB for one GPU
 # Parts whose ordinary test cases run at once by default (CASE_JOBS=n); fewer on
 # a GPU with little free memory (Options.fit_gpu). On an H100, 4 halved the
 # reference's ordinary tier (48 -> 19-24 s).
@@ -462,6 +463,10 @@ def build_part(g: Grading, base: Path, part: str) -> tuple[str, str]:
     if b.returncode != 0 or not obj.exists():
         return (h.compile_errors(b.output) if not b.timed_out else f"the build {h.describe_exit(b, g.opts.build_timeout)}",
                 f"{part} does not compile; its questions get 0 (first errors in logs/build-{part}.log)")
+    if obj.stat().st_size > OBJECT_CAP:
+        return (f"its compiled object is {obj.stat().st_size >> 20} MiB, more than the {OBJECT_CAP >> 20} MiB allowed",
+                f"{part} gets 0: its compiled student code is {obj.stat().st_size >> 20} MiB (at most "
+                f"{OBJECT_CAP >> 20} MiB; the reference's is a few)")
     if _libraries is None:
         _libraries = symbols.link_libraries(base / "build" / "test_common")
     trusted = [base / name for name in (base / "build" / f"graded-inputs-{part}.txt").read_text().split()]

@@ -343,12 +343,28 @@ def _folder_readers(path: Path) -> dict:
     return readers
 
 
+ARCHIVE_MEMBERS = 2000  # an archive's members looked at: a submission has a handful
+
+
 def _archive_readers(path: Path, notes: list[str]) -> dict:
     readers = {}
     name = path.name.lower()
+    seen = 0
+
+    def one_more() -> bool:
+        """Counts a member; False, with a note, once the archive holds more than are looked at."""
+        nonlocal seen
+        seen += 1
+        if seen > ARCHIVE_MEMBERS:
+            notes.append(f"the archive holds more than {ARCHIVE_MEMBERS} members: the rest were not looked at")
+            return False
+        return True
+
     if name.endswith(".zip"):
         z = zipfile.ZipFile(path)
         for info in z.infolist():
+            if not one_more():
+                break
             clean = _clean(info.filename)
             is_link = (info.external_attr >> 16) & 0o170000 == 0o120000
             if info.is_dir() or clean is None or is_link:
@@ -359,7 +375,9 @@ def _archive_readers(path: Path, notes: list[str]) -> dict:
         return readers
     if name.endswith((".tar.gz", ".tgz", ".tar")):
         t = tarfile.open(path)
-        for info in t.getmembers():
+        for info in t:  # one member at a time: never the whole list of a huge archive
+            if not one_more():
+                break
             clean = _clean(info.name)
             if info.isdir():
                 continue

@@ -601,6 +601,22 @@ class Environment(unittest.TestCase):
         self.assertEqual(set(env) - set(G.ENV_KEPT), {"LAB_SEED", "LAB_TRACE", "LAB_CONFINE", "LAB_LARGE", "NO_COLOR"})
 
 
+class Archives(unittest.TestCase):
+    def test_an_archive_is_looked_at_up_to_a_bound_of_members(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            path = Path(tmp) / "many.tar"
+            with tarfile.open(path, "w") as tar:
+                for i in range(h.ARCHIVE_MEMBERS + 5):
+                    data = b"x"
+                    info = tarfile.TarInfo(f"junk/{i}.txt")
+                    info.size = len(data)
+                    tar.addfile(info, io.BytesIO(data))
+            notes: list[str] = []
+            readers = h._archive_readers(path, notes)
+        self.assertEqual(len(readers), h.ARCHIVE_MEMBERS)
+        self.assertTrue(any("the rest were not looked at" in n for n in notes), notes)
+
+
 class Unsandboxed(unittest.TestCase):
     def test_grading_without_a_sandbox_needs_sandbox_0_said(self):
         opts = plain_options(None)
