@@ -346,6 +346,12 @@ struct ReportPipe {
 }  // namespace
 """
 
+# A 96 MiB constant table compiled into the object (the issue's was 1 GiB): a
+# test binary that large is read and copied for every test.
+HUGE_OBJECT = r"""
+__attribute__((used)) static const char kHugeTable[96 << 20] = {1};
+"""
+
 MEMORY_HOG = r"""
 #include <cuda_runtime_api.h>
 namespace {
@@ -850,6 +856,9 @@ ATTACKS = [
     # file as a plain file would wait on the named pipe forever).
     Attack("report-pipe", "the reference, plus an exit handler that replaces the report with a named pipe",
            _reference_part1_with(REPORT_PIPE), {}, parts=["part1"]),
+    # Refused before linking: its object is over the size cap.
+    Attack("huge-object", "the reference, plus a 96 MiB constant table", _reference_part1_with(HUGE_OBJECT),
+           PART1_ZERO, parts=["part1"]),
     # Its allocation is a CUDA call before main, which the trace fails in every test.
     Attack("memory-hog", "the reference, plus all GPU memory but 12 GB taken before the tests",
            _reference_part1_with(MEMORY_HOG), PART1_ZERO,
