@@ -466,7 +466,7 @@ def build_part(g: Grading, base: Path, part: str) -> tuple[str, str]:
     if obj.stat().st_size > OBJECT_CAP:
         return (f"its compiled object is {obj.stat().st_size >> 20} MiB, more than the {OBJECT_CAP >> 20} MiB allowed",
                 f"{part} gets 0: its compiled student code is {obj.stat().st_size >> 20} MiB (at most "
-                f"{OBJECT_CAP >> 20} MiB; the reference's is a few)")
+                f"{OBJECT_CAP >> 20} MiB; the reference's largest is 2 MiB)")
     if _libraries is None:
         _libraries = symbols.link_libraries(base / "build" / "test_common")
     trusted = [base / name for name in (base / "build" / f"graded-inputs-{part}.txt").read_text().split()]
