@@ -25,11 +25,13 @@ without one, saying "not sandboxed" in every report.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shlex
 import shutil
 import subprocess
 import tempfile
+import threading
 from pathlib import Path
 
 NOBODY = 65534
@@ -139,7 +141,21 @@ class Sandbox:
         if not self.as_root:
             ns.insert(1, "--map-root-user")
             ns.insert(1, "--user")
-        return ns + ["--", "/bin/sh", "-c", script]
+        return ns + ["--", "/bin/sh", str(self._script_file(script))]
+
+    def _script_file(self, script: str) -> Path:
+        """The script (or bwrap's arguments) in a file of its own, outside
+        anything a sandbox shows: the sandbox's first process, whose command
+        line every process inside can read, then names a file and nothing of
+        the grading (its folders, the lab's, the outputs)."""
+        folder = Path(str(self.root_dir or tempfile.gettempdir() + "/lab-sandbox") + "-scripts")
+        folder.mkdir(mode=0o700, exist_ok=True)
+        path = folder / (hashlib.sha256(script.encode()).hexdigest()[:24] + ".sh")
+        if not path.exists():
+            partial = path.with_suffix(f".{os.getpid()}.{threading.get_ident()}")
+            partial.write_text(script)
+            os.replace(partial, path)
+        return path
 
     def _bwrap(self, cmd, cwd, writable, readable, sizes=(TMP_SIZE, SHM_SIZE)) -> list[str]:
         """The same sandbox with bubblewrap: its own user namespace, so the uid
@@ -166,7 +182,13 @@ class Sandbox:
             args += ["--bind", str(Path(path).resolve()), str(Path(path).resolve())]
         # A shell as the namespace's first process, so that a signal that ends
         # the command reads as 128 + N, as with unshare.
-        return args + ["--chdir", str(cwd), "/bin/sh", "-c", '"$@"; exit $?', "sh", *cmd]
+        args += ["--chdir", str(cwd)]
+        # bwrap stays the namespace's first process: its options come from a
+        # file (--args), so its command line shows the command and nothing of
+        # the grading (its mounts, the folders it shows and hides).
+        listed = self._script_file("\0".join(args[1:]) + "\0")
+        return ["/bin/sh", "-c", 'listed="$1"; shift; exec bwrap --args 3 "$@" 3<"$listed"', "sh", str(listed),
+                "/bin/sh", "-c", '"$@"; exit $?', "sh", *cmd]
 
     def _probe(self) -> tuple[bool, str]:
         needs = ("bwrap",) if self.tool == "bwrap" else ("unshare", "setpriv", "chroot", "mount")

@@ -699,6 +699,13 @@ class Sandbox(unittest.TestCase):
         time.sleep(3)
         self.assertFalse(marker.exists(), "a process the test left behind outlived it")
 
+    def test_its_first_process_names_nothing_of_the_grading(self):
+        # Its own command is its to see; the sandbox's mounts and the lab are not.
+        o = self.passes("first = open('/proc/1/cmdline', 'rb').read().decode(errors='replace')\n"
+                        f"assert {str(h.LAB)!r} not in first, first\n"
+                        "assert 'bind' not in first and 'mount' not in first, first\n")
+        self.assertEqual(o.status, "passed", o.message)
+
     def test_its_tmp_and_shm_are_small(self):
         o = self.passes("import shutil\n"
                         "assert shutil.disk_usage('/tmp').total <= 512 << 20, shutil.disk_usage('/tmp')\n"
