@@ -25,6 +25,7 @@ without one, saying "not sandboxed" in every report.
 
 from __future__ import annotations
 
+import atexit
 import hashlib
 import os
 import shlex
@@ -149,7 +150,9 @@ class Sandbox:
         line every process inside can read, then names a file and nothing of
         the grading (its folders, the lab's, the outputs)."""
         folder = Path(str(self.root_dir or tempfile.gettempdir() + "/lab-sandbox") + "-scripts")
-        folder.mkdir(mode=0o700, exist_ok=True)
+        if not folder.exists():
+            folder.mkdir(mode=0o700, exist_ok=True)
+            atexit.register(shutil.rmtree, folder, True)  # the harness's own, gone with it
         path = folder / (hashlib.sha256(script.encode()).hexdigest()[:24] + ".sh")
         if not path.exists():
             partial = path.with_suffix(f".{os.getpid()}.{threading.get_ident()}")
