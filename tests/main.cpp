@@ -34,9 +34,9 @@
 
 #include "../common/gpu.hpp"
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
-#include <cerrno>
 #include <cstring>
 #include <iostream>
 
@@ -82,10 +82,6 @@ void reportLine(const std::string& fields) {
 
 // ---------------------------------------------------------------- the results
 
-// LAB_RESULTS_FD: the descriptor results go to, -1 for none. Frames, little
-// endian: 'S' u32 n + test name (a test case starts), 'R' u32 n + what, u8 n +
-// type, u64 n + bytes (one result), 'E' (the test case ended). The grading
-// harness parses them (tests/grading/results.py).
 // A descriptor the harness passed in the variable `name`; -1 when it is unset,
 // or not open here (a tool between the harness and this program, such as
 // compute-sanitizer, may close what it does not know): then nothing is sent,
@@ -102,6 +98,10 @@ int inheritedFd(const char* name) {
     return static_cast<int>(v);
 }
 
+// LAB_RESULTS_FD: where results go, -1 for nowhere. Frames, little endian:
+// 'S' u32 n + test name (a test case starts), 'R' u32 n + what, u8 n + type,
+// u64 n + bytes (one result: recordBytes), 'E' (the test case ended). The
+// grading harness reads them (tests/grading/results.py).
 int resultsFd() {
     static const int fd = inheritedFd("LAB_RESULTS_FD");
     return fd;
@@ -143,10 +143,14 @@ void writeSized(const void* data, std::size_t size) {
     writeAll(data, size);
 }
 
-void resultsFrame(char kind, const std::string& text = "") {
+void resultsTestStarted(const std::string& name) {
     if (resultsFd() < 0) return;
-    writeAll(&kind, 1);
-    if (kind == 'S') writeSized<std::uint32_t>(text.data(), text.size());
+    writeAll("S", 1);
+    writeSized<std::uint32_t>(name.data(), name.size());
+}
+
+void resultsTestEnded() {
+    if (resultsFd() >= 0) writeAll("E", 1);
 }
 
 // exit() called by the code under test: say so, and never end with status 0.
@@ -259,7 +263,7 @@ struct TallyListener : ListenerBase {
         tally.firstFailure.clear();
         tally.currentTest = info.name;
         reportLine("\"event\":\"start\",\"test\":" + jsonString(info.name));
-        resultsFrame('S', info.name);
+        resultsTestStarted(info.name);
         traceTestStarted();
         ListenerBase::testCaseStarting(info);
     }
@@ -279,7 +283,7 @@ struct TallyListener : ListenerBase {
         traceTestEnded();
         std::string objections;  // the trace's, on calls made outside the launchers
         for (const std::string& v : takeTraceViolations()) objections += (objections.empty() ? "" : "; ") + v;
-        resultsFrame('E');
+        resultsTestEnded();
         reportLine("\"event\":\"end\",\"test\":" + jsonString(tally.currentTest) + ",\"status\":\"" +
                    status + "\",\"reason\":" + jsonString(tally.skipReason) +
                    ",\"failure\":" + jsonString(tally.firstFailure) + ",\"trace\":" + jsonString(objections));

@@ -33,9 +33,9 @@ namespace lab::test {
 
 namespace {
 
-// LAB_TRACE and whether compute-sanitizer runs the program, read once at
-// start-up (readSettingsAtStartUp, below) before any code under test runs: a
-// constructor of a student's that changes the environment changes nothing.
+// LAB_TRACE and whether compute-sanitizer runs the program, read once: when
+// grading, at start-up (subscribeAtStartUp, below) before any code under test
+// runs, so a student's constructor that changes the environment changes nothing.
 // compute-sanitizer and CUPTI do not mix: under the sanitizer the trace is
 // off, whatever LAB_TRACE says.
 struct Settings {
@@ -51,8 +51,6 @@ const Settings& settings() {
     }();
     return s;
 }
-__attribute__((constructor(101))) void readSettingsAtStartUp() { settings(); }
-
 bool tracingOff() { return settings().off; }
 bool tracingRequired() { return settings().required; }
 

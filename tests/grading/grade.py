@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import functools
 import hashlib
 import json
 import os
@@ -370,6 +371,24 @@ class Grading:
         return h.run(sb_.wrap(cmd, cwd, writable=writable, readable=readable, small_tmp=small_tmp), cwd, timeout,
                      env={**(env or self.env), "HOME": "/tmp"}, log=log, sandboxed=sb_.available, pass_fds=pass_fds)
 
+    def sandboxed_with_pipes(self, cmd: list[str], writable: list[Path], timeout: float, log: Path, stem: Path,
+                             results_cap: int, report_cap: int, small_tmp: bool = False
+                             ) -> tuple[h.Run, res.Collector, res.Collector]:
+        """`sandboxed` with the graded environment, the report (LAB_REPORT_FD)
+        and the results (LAB_RESULTS_FD) going to pipes whose other ends only
+        the harness holds, copied into `stem`.report and `stem`.results up to
+        their caps (0: read and dropped)."""
+        (results_in, results_out), (report_in, report_out) = os.pipe(), os.pipe()
+        results = res.Collector(results_in, stem.with_suffix(".results"), results_cap)
+        report = res.Collector(report_in, stem.with_suffix(".report"), report_cap)
+        try:
+            r = self.sandboxed(cmd, writable, timeout, log, pass_fds=(results_out, report_out), small_tmp=small_tmp,
+                               env={**self.env, "LAB_REPORT_FD": str(report_out), "LAB_RESULTS_FD": str(results_out)})
+        finally:
+            os.close(results_out)
+            os.close(report_out)
+        return r, results, report
+
     def build(self, target: str, log: Path) -> h.Run:
         """A make target of the student's build, sandboxed, with the copy writable.
         Several may run at once; the copy is handed to the sandbox's user once."""
@@ -414,19 +433,10 @@ class Grading:
             return h.Outcome("failed", "not run: the test binary changed after it was built (by an earlier test?)"), none
         limit = min(timeout, left)
         stem = self.private / f"{hashlib.sha256(case.name.encode()).hexdigest()[:16]}-{binary.name}"
-        (results_in, results_out), (report_in, report_out) = os.pipe(), os.pipe()
-        results = res.Collector(results_in, stem.with_suffix(".results"), RESULTS_CAP)
-        report = res.Collector(report_in, stem.with_suffix(".report"), h.LEFT_FILE_CAP)
-        try:
-            r = self.sandboxed([str(binary), case.name], [], limit, log_path,
-                               env={**self.env, "LAB_REPORT_FD": str(report_out), "LAB_RESULTS_FD": str(results_out)},
-                               pass_fds=(results_out, report_out), small_tmp=True)
-        finally:
-            os.close(results_out)
-            os.close(report_out)
+        r, results, report = self.sandboxed_with_pipes([str(binary), case.name], [], limit, log_path, stem,
+                                                       RESULTS_CAP, h.LEFT_FILE_CAP, small_tmp=True)
         stream = results.finish()
-        report.finish()
-        outcome = h.read_report(report.path, case.name, r, limit)
+        outcome = h.read_report(report.wait(), case.name, r, limit)
         if report.overflow:
             outcome = h.Outcome("failed", f"its report grew past the {h.LEFT_FILE_CAP >> 20} MiB read of it")
         self.seconds[case.name] = r.seconds
@@ -442,7 +452,10 @@ def binary_of(work: Path, part: str) -> Path:
     return work / "build" / "graded" / f"test_{part}"
 
 
-_libraries: list[Path] | None = None
+@functools.lru_cache(maxsize=None)
+def link_libraries(base: Path) -> tuple[Path, ...]:
+    """The libraries a graded program links or loads (symbols.py), once per base."""
+    return tuple(symbols.link_libraries(base / "build" / "test_common"))
 
 
 def build_part(g: Grading, base: Path, part: str) -> tuple[str, str]:
@@ -450,7 +463,6 @@ def build_part(g: Grading, base: Path, part: str) -> tuple[str, str]:
     includes files from outside the submission or defines what it may not
     (symbols.py), then links the graded test program. Returns ("", "") when
     built, else the questions' error and a note."""
-    global _libraries
     part_dir = dict(h.PARTS)[part]
     obj = g.work / "build" / "student" / part_dir / "student.o"
     b = g.build(str(obj.relative_to(g.work)), g.logs / f"build-{part}.log")
@@ -467,11 +479,9 @@ def build_part(g: Grading, base: Path, part: str) -> tuple[str, str]:
         return (f"its compiled object is {obj.stat().st_size >> 20} MiB, more than the {OBJECT_CAP >> 20} MiB allowed",
                 f"{part} gets 0: its compiled student code is {obj.stat().st_size >> 20} MiB (at most "
                 f"{OBJECT_CAP >> 20} MiB; the reference's largest is 2 MiB)")
-    if _libraries is None:
-        _libraries = symbols.link_libraries(base / "build" / "test_common")
     trusted = [base / name for name in (base / "build" / f"graded-inputs-{part}.txt").read_text().split()]
     try:
-        problems = symbols.object_problems(obj, trusted, _libraries)
+        problems = symbols.object_problems(obj, trusted, list(link_libraries(base)))
     except RuntimeError as err:  # a trusted object that cannot be read: the lab's problem
         raise h.GradingError(str(err)) from err
     if problems:
@@ -750,18 +760,11 @@ def sanitize(g: Grading, parts: list[tuple[Path, list[h.QuestionResult]]]) -> No
             # names as "any of these".
             cmd = ["compute-sanitizer", "--tool", tool, "--log-file", str(log_file), "--print-limit", "20",
                    "--padding", "256", str(binaries[qid]), ",".join(groups[qid])]
-            (results_in, results_out), (report_in, report_out) = os.pipe(), os.pipe()
-            dropped = [res.Collector(results_in, g.private / f"{qid}-{tool}.results", 0),
-                       res.Collector(report_in, g.private / f"{qid}-{tool}.report", 0)]
-            try:
-                g.sandboxed(cmd, [Path(scratch)], min(limits[qid] * 10, max(g.budget.left(), 1)),
-                            g.logs / f"{qid}-{tool}.out", pass_fds=(results_out, report_out),
-                            env={**g.env, "LAB_REPORT_FD": str(report_out), "LAB_RESULTS_FD": str(results_out)})
-            finally:
-                os.close(results_out)
-                os.close(report_out)
-            for pipe in dropped:
-                pipe.finish()
+            _, results, report = g.sandboxed_with_pipes(cmd, [Path(scratch)],
+                                                        min(limits[qid] * 10, max(g.budget.left(), 1)),
+                                                        g.logs / f"{qid}-{tool}.out", g.private / f"{qid}-{tool}", 0, 0)
+            results.wait()
+            report.wait()
             # The log lies in the test's scratch folder: read as a file a test left.
             try:
                 h.write_atomically(g.logs / log_file.name, h.read_left_file(log_file))

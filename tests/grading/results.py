@@ -159,10 +159,14 @@ class Collector:
         os.close(self._fd)
         self.overflow = total > self.cap
 
-    def finish(self, timeout: float = 30) -> Stream:
-        """Once the process and everything that held the pipe's other end are gone."""
+    def wait(self, timeout: float = 30) -> Path:
+        """The file, once the process and everything that held the pipe's other end are gone."""
         self._thread.join(timeout)
-        stream = read_stream(self.path)
+        return self.path
+
+    def finish(self, timeout: float = 30) -> Stream:
+        """The results stream, once the pipe is closed (wait)."""
+        stream = read_stream(self.wait(timeout))
         if self.overflow and not stream.problem:
             stream.problem = f"more than {self.cap >> 20} MiB of results: the rest was not kept"
         return stream

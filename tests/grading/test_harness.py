@@ -52,6 +52,11 @@ def fake_binary(folder: Path, body: str) -> Path:
     return path
 
 
+# A fake test's body that reports one passing test case, completely.
+PASSING = ("line(event='start', test=name); line(event='end', test=name, status='passed')\n"
+           "line(event='summary', passed=1, failed=0, skipped=0)\n")
+
+
 def case(name="a test"):
     return h.TestCase("part1", name, ["part1", "Q1"], ["Q1"])
 
@@ -337,16 +342,13 @@ class Isolation(unittest.TestCase):
             self.assertTrue(set(pipes) <= set(run[1]))
 
     def test_a_complete_report_passes(self):
-        o = self.outcome("line(event='start', test=name); line(event='end', test=name, status='passed')\n"
-                         "line(event='summary', passed=1, failed=0, skipped=0)\n")
+        o = self.outcome(PASSING)
         self.assertEqual(o.status, "passed")
 
     def test_the_report_is_a_pipe_no_test_can_replace(self):
         # The report goes to a pipe the harness holds: there is no file whose
         # place a named pipe or a link could take.
-        o = self.outcome("assert 'LAB_REPORT' not in os.environ and 'LAB_REPORT_FD' in os.environ\n"
-                         "line(event='start', test=name); line(event='end', test=name, status='passed')\n"
-                         "line(event='summary', passed=1, failed=0, skipped=0)\n")
+        o = self.outcome("assert 'LAB_REPORT' not in os.environ and 'LAB_REPORT_FD' in os.environ\n" + PASSING)
         self.assertEqual(o.status, "passed", o.message)
 
     def test_a_left_file_that_is_a_pipe_or_a_link_is_refused_at_once(self):
