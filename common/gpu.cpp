@@ -39,6 +39,15 @@ GpuInfo probe() {
     info.ccMajor = prop.major;
     info.ccMinor = prop.minor;
     info.globalMemBytes = prop.totalGlobalMem;
+#ifndef LAB_EMULATED
+    // The 16 bytes in the driver's form: GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx.
+    char uuid[64];
+    char* at = uuid + std::snprintf(uuid, sizeof uuid, "GPU-");
+    for (int i = 0; i < 16; ++i)
+        at += std::snprintf(at, 4, (i == 4 || i == 6 || i == 8 || i == 10) ? "-%02x" : "%02x",
+                            static_cast<unsigned char>(prop.uuid.bytes[i]));
+    info.uuid = uuid;
+#endif
     return info;
 }
 

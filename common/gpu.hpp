@@ -15,6 +15,7 @@ struct GpuInfo {
     int smCount = 0;
     int ccMajor = 0, ccMinor = 0;
     std::size_t globalMemBytes = 0;
+    std::string uuid;            // "GPU-8c1f...": the driver's name for device 0 (empty when emulated)
 };
 
 // Probes device 0 once and caches the answer. Never throws.

@@ -125,14 +125,23 @@ bool canRun(double bytes) {
         return false;
     }
     if (!gpuOrSkip()) return false;
-    const double margin = 512.0 * (1 << 20);
-    const double free = static_cast<double>(freeDeviceBytes());
-    if (free < bytes + margin) {
-        skip("not graded here: needs " + formatBytes(bytes + margin) + " of device memory, " + formatBytes(free) +
-             " free");
+    if (const std::string why = tierDoesNotFit(); !why.empty()) {
+        skip("not graded here: " + why);
         return false;
     }
+    const double margin = 512.0 * (1 << 20);
+    const double free = static_cast<double>(freeDeviceBytes());
+    if (free < bytes + margin)
+        throw Error("the [large] tier needs " + formatBytes(bytes + margin) + " of device memory and this GPU has it, "
+                    "but only " + formatBytes(free) + " is free: another process holds the rest");
     return true;
+}
+
+std::string tierDoesNotFit() {
+    const double total = static_cast<double>(detectGpu().globalMemBytes);
+    if (total >= kMostBytes) return "";
+    return "the [large] tier needs a GPU with " + formatBytes(kMostBytes) + " of memory, this one has " +
+           formatBytes(total);
 }
 
 Array::Array(long long n) : n_(n) {

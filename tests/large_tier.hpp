@@ -4,8 +4,12 @@
 // check is order within each segment, no unwritten (poisoned) output, guard
 // zones intact, and a per-segment multiset hash equal to the input's.
 //
-// These tests run only with LAB_LARGE=1 (make grade sets it) and only where
-// the GPU has the memory; otherwise they are skipped, saying why.
+// These tests run only with LAB_LARGE=1 (make grade sets it) and only on a GPU
+// whose total memory holds the tier's largest test (tierFitsHere); otherwise
+// they are skipped, saying why. On a GPU that holds it, memory another
+// process took is a failure, not a skip: the harness decides once, from the
+// total, whether the tier is graded (LAB_PROBE_GPU), and a skip it did not
+// expect would hide a test.
 #pragma once
 
 #include "../common/checks.hpp"
@@ -17,8 +21,17 @@ namespace lab::test::large {
 
 constexpr long long kPast31 = (1LL << 31) + 4099;  // elements: just past 2^31, not a round number
 
-// Whether the tier may run here with `bytes` of device memory; skips the test
-// case (saying why) when not.
+// The most device memory one test of the tier holds: two arrays of just past
+// 2^31 ints (a batch rounds up to a whole pair) with their guard zones, and
+// room for the CUDA context and the checkers' scratch beside them.
+constexpr double kMostBytes = 2.0 * (kPast31 + 1024 + 2 * 4096) * 4 + 1024.0 * (1 << 20);
+
+// "" when this GPU's total memory holds kMostBytes, else why not.
+std::string tierDoesNotFit();
+
+// Whether the tier runs here (LAB_LARGE=1 and tierDoesNotFit() empty); skips
+// the test case, saying why, when not. Throws lab::Error when the GPU holds
+// the tier but `bytes` are not free now (another process holds them).
 bool canRun(double bytes);
 
 // A poisoned int array on the device with guard zones, no host copy.

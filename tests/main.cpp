@@ -30,6 +30,7 @@
 #endif
 
 #include "lab_test.hpp"
+#include "large_tier.hpp"
 #include "trace.hpp"
 
 #include "../common/gpu.hpp"
@@ -332,8 +333,10 @@ int main(int argc, char* argv[]) {
             tally.finished = true;
             return 1;
         }
+        const std::string noLarge = lab::test::large::tierDoesNotFit();
         std::cout << "GPU: " << lab::describeGpu(gpu) << "\ndevices: " << gpu.deviceCount
-                  << "\nfree MiB: " << (lab::freeDeviceBytes() >> 20) << std::endl;
+                  << "\nfree MiB: " << (lab::freeDeviceBytes() >> 20) << "\nuuid: " << gpu.uuid
+                  << "\nlarge tier: " << (noLarge.empty() ? "fits" : noLarge) << std::endl;
         tally.finished = true;
         return 0;
     }

@@ -367,6 +367,61 @@ struct Hog {
 }  // namespace
 """
 
+# A test process that takes what it can of the machine before the tests:
+# threads until one cannot start, /tmp and /dev/shm until they are full, then
+# 16 GiB of host memory, touched. Its limits stop it (sandbox.TEST): the
+# threads at the process limit, the files at the tmpfs sizes, the memory at the
+# memory limit (the cgroup kills the process; without one the allocation fails
+# and the uncaught bad_alloc ends it). Every test of the part fails, saying
+# which limit; nothing beside it notices.
+RESOURCE_HOG = r"""
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <system_error>
+#include <thread>
+#include <vector>
+namespace {
+struct ResourceHog {
+    ResourceHog() {
+        for (int i = 0; i < 1500; ++i) {
+            try {
+                std::thread([] { std::this_thread::sleep_for(std::chrono::hours(1)); }).detach();
+            } catch (const std::system_error&) {
+                break;
+            }
+        }
+        static std::vector<char> block(32 << 20, 'x');
+        for (const char* folder : {"/tmp", "/dev/shm"}) {
+            for (int i = 0; i < 256; ++i) {
+                std::FILE* f = std::fopen((std::string(folder) + "/hog-" + std::to_string(i)).c_str(), "wb");
+                const bool full = f == nullptr || std::fwrite(block.data(), 1, block.size(), f) != block.size();
+                if (f != nullptr) std::fclose(f);
+                if (full) break;
+            }
+        }
+        static std::vector<char*> held;
+        for (int i = 0; i < 64; ++i) {
+            held.push_back(new char[256 << 20]);
+            std::memset(held.back(), i, 256 << 20);
+        }
+    }
+} resourceHog;
+}  // namespace
+"""
+
+# A student.cu that includes itself twice at every level down to depth 40:
+# 2^40 copies for the preprocessor, which would grow without end. Its build
+# stops at the build's limits (memory, its /tmp, the size of a file, or
+# BUILD_TIMEOUT, whichever comes first): a build error, the part's questions 0.
+INCLUDE_BOMB = r"""
+#if __INCLUDE_LEVEL__ < 40
+#include __FILE__
+#include __FILE__
+#endif
+"""
+
 # The graders' record<int> and record<Tagged> (tests/test_env.hpp), which hand
 # every result read back to the harness, taken over by explicit specialisations
 # (strong symbols beside the graders' weak instantiations): a sort's output is
@@ -859,6 +914,12 @@ ATTACKS = [
     # Refused before linking: its object is over the size cap.
     Attack("huge-object", "the reference, plus a 96 MiB constant table", _reference_part1_with(HUGE_OBJECT),
            PART1_ZERO, parts=["part1"]),
+    # Stopped by the test's limits (sandbox.TEST) in every test process.
+    Attack("resource-hog", "the reference, plus a constructor that starts 1500 threads, fills /tmp and /dev/shm and "
+           "touches 16 GiB of host memory", _reference_part1_with(RESOURCE_HOG), PART1_ZERO, parts=["part1"]),
+    # Stopped by the build's limits (sandbox.BUILD, BUILD_TIMEOUT).
+    Attack("include-bomb", "the reference, whose Part 1 student.cu includes itself twice per level to depth 40",
+           _reference_part1_with(INCLUDE_BOMB), PART1_ZERO, parts=["part1"]),
     # Its allocation is a CUDA call before main, which the trace fails in every test.
     Attack("memory-hog", "the reference, plus all GPU memory but 12 GB taken before the tests",
            _reference_part1_with(MEMORY_HOG), PART1_ZERO,

@@ -44,9 +44,9 @@ OBJECT_CAP = 64 << 20  # a student object's size; the reference's largest (Part 
 # a GPU with little free memory (Options.fit_gpu). On an H100, 4 halved the
 # reference's ordinary tier (48 -> 19-24 s).
 CASE_JOBS = 4
-# Free GPU memory (MiB) from which a submission's [large] tests may run beside
-# the trusted run's: each large test process holds up to about 18 GiB.
-LARGE_BESIDE_TRUSTED_MIB = 44 * 1024
+# The largest graded test binary: the reference's are 10-20 MiB, a student
+# object adds at most OBJECT_CAP.
+BINARY_CAP = 192 << 20
 # The most results one graded test process may hand over (bytes): ten times
 # what the reference's largest test case hands over.
 RESULTS_CAP = 4 << 30
@@ -71,6 +71,9 @@ class Options:
         self.sanitize = args.sanitize in (None, "") or _flag("SANITIZE", args.sanitize)
         self.sanitize_asked = args.sanitize not in (None, "")
         self.large = not _flag("NO_LARGE", args.no_large)
+        # Why the [large] tier is not graded ("" when it is): NO_LARGE=1, or a
+        # GPU whose total memory cannot hold it (the lab's probe decides once).
+        self.large_off = "" if self.large else "off (NO_LARGE=1)"
         sandbox_flag = getattr(args, "sandbox", None)
         self.sandbox_forced_off = sandbox_flag not in (None, "") and not _flag("SANDBOX", sandbox_flag)
         self.sandbox = sb.Sandbox(enabled=sandbox_flag in (None, "") or _flag("SANDBOX", sandbox_flag),
@@ -85,10 +88,6 @@ class Options:
                                                   or min(12, (os.cpu_count() or 2) * 3 // 4) or 1)))
         # Parts whose ordinary test cases run at once (1: one test process at a time).
         self.case_jobs = max(1, int(_positive("CASE_JOBS", getattr(args, "case_jobs", None) or str(CASE_JOBS))))
-        # Whether the submission's [large] tests and sanitized runs may go on
-        # beside the trusted run's [large] tier (fit_gpu: only on a GPU with
-        # room for two large tests; an unknown GPU waits).
-        self.large_beside_trusted = False
         self.jobs_asked = {"sanitize": bool(getattr(args, "sanitize_jobs", None)),
                            "case": bool(getattr(args, "case_jobs", None))}
         self.parts = [p for p, _ in h.PARTS] if not args.parts else args.parts.split(",")
@@ -131,7 +130,6 @@ class Options:
             self.sanitize_jobs = max(1, min(self.sanitize_jobs, free_mib // 2048))
         if not self.jobs_asked["case"]:
             self.case_jobs = max(1, min(self.case_jobs, free_mib // 4096))
-        self.large_beside_trusted = free_mib >= LARGE_BESIDE_TRUSTED_MIB
 
     def timeout_for(self, q: h.Question) -> float:
         return self.timeout if self.timeout is not None else q.timeout * self.timeout_scale
@@ -224,15 +222,49 @@ def verify_base(base: Path) -> None:
 def probe_gpu(base: Path, env: dict, opts: "Options | None" = None) -> tuple[bool, str, int]:
     """Asks the lab's own test binary (no student code in it) about the GPU;
     with opts, fits their process counts to the GPU's free memory."""
-    r = h.run([str(base / "build" / "test_common")], base, PROBE_TIMEOUT, env={**env, "LAB_PROBE_GPU": "1"})
-    lines = [ln for ln in r.output.splitlines() if ln.startswith(("GPU:", "no GPU:", "devices:", "free MiB:"))]
-    if r.returncode == 0:
-        count = next((int(ln.split()[1]) for ln in lines if ln.startswith("devices:")), 1)
+    fields = _probe(base, env)
+    if "GPU" in fields:
+        count = int(fields.get("devices", "1"))
         if opts is not None:
-            opts.fit_gpu(next((int(ln.split()[2]) for ln in lines if ln.startswith("free MiB:")), None))
-        return True, next((ln for ln in lines if ln.startswith("GPU:")), "GPU"), count
-    reason = next((ln for ln in lines if ln.startswith("no GPU:")), "no GPU: " + h.describe_exit(r, PROBE_TIMEOUT))
+            opts.fit_gpu(int(fields["free MiB"]) if fields.get("free MiB", "").isdigit() else None)
+            if opts.large and fields.get("large tier", "fits") != "fits":
+                opts.large, opts.large_off = False, "not graded on this GPU: " + fields["large tier"]
+        return True, "GPU: " + fields["GPU"], count
+    lines = [f"{k}: {v}" for k, v in fields.items()]
+    reason = next((ln for ln in lines if ln.startswith("no GPU:")), "no GPU: " + fields.get("", "the probe failed"))
     return False, reason, 0
+
+
+def _probe(base: Path, env: dict) -> dict[str, str]:
+    """The lab's probe's lines (GPU, devices, free MiB, uuid, large tier; or no
+    GPU), under `env`; "" holds how it ended when it failed."""
+    r = h.run([str(base / "build" / "test_common")], base, PROBE_TIMEOUT,
+              env={**kept_env(), **env, "LAB_PROBE_GPU": "1"})
+    keys = ("GPU", "no GPU", "devices", "free MiB", "uuid", "large tier")
+    fields = {k: v.strip() for k, _, v in (ln.partition(":") for ln in r.output.splitlines()) if k in keys}
+    if r.returncode != 0:
+        fields.pop("GPU", None)
+        fields[""] = h.describe_exit(r, PROBE_TIMEOUT)
+    return fields
+
+
+_gpu_views: dict[tuple, tuple[dict, list[str] | None]] = {}
+_gpu_views_lock = threading.Lock()
+
+
+def gpu_view(base: Path, gpu_env: dict) -> tuple[dict, list[str] | None]:
+    """What a sandbox of a grading on the GPU `gpu_env` names gets: the
+    environment that names that GPU (by its UUID, since the sandbox shows it
+    alone and a CUDA index would count from it) and its device nodes
+    (sandbox.gpu_nodes), or `gpu_env` and None (every GPU node) where the
+    driver does not say which node is that GPU's. Once per GPU."""
+    key = tuple(sorted(gpu_env.items()))
+    with _gpu_views_lock:
+        if key not in _gpu_views:
+            uuid = _probe(base, gpu_env).get("uuid", "")
+            nodes = sb.gpu_nodes(uuid) if uuid.startswith("GPU-") else None
+            _gpu_views[key] = ({**gpu_env, "CUDA_VISIBLE_DEVICES": uuid} if nodes else dict(gpu_env), nodes)
+        return _gpu_views[key]
 
 
 # ---------------------------------------------------------------- the trusted run
@@ -276,6 +308,17 @@ class TrustedRuns:
 
     def close(self) -> None:
         shutil.rmtree(self.private, ignore_errors=True)
+
+    def run_all(self, parts: list[str], gpu_env: dict) -> None:
+        """Every tier of `parts` on this GPU, now: the ordinary tiers (quick,
+        little memory) and the [large] tier (the long pole) on two threads.
+        Returns when all have ended; what ran already is not run again."""
+        tiers = [threading.Thread(target=lambda large=large: [self.part(p, large, gpu_env) for p in parts])
+                 for large in (False, True)]
+        for t in tiers:
+            t.start()
+        for t in tiers:
+            t.join()
 
     def part(self, part: str, large: bool, gpu_env: dict) -> tuple[dict[str, h.Trusted], res.Stream]:
         """The tier's results; the first caller runs it, the others wait."""
@@ -359,45 +402,64 @@ class Grading:
         self.budget = Budget(opts.budget)
         self.hashes: dict[str, str] = {}
         self.seconds: dict[str, float] = {}  # each test case's graded run
+        self.peaks: dict[str, int] = {}  # its host memory at the peak (bytes; 0 where not measured)
+        self.gpu: list[str] | None = None  # the GPU nodes a test sees (sandbox.gpu_nodes; None: all)
         self.own_lock, self.owned = threading.Lock(), False
         # The results the graded processes hand over, where no sandboxed process can see them.
         self.private = Path(tempfile.mkdtemp(prefix="lab-results-", dir=opts.work_root))
 
-    def sandboxed(self, cmd: list[str], writable: list[Path], timeout: float, log: Path, env: dict | None = None,
-                  cwd: Path | None = None, pass_fds: tuple[int, ...] = (), small_tmp: bool = False) -> h.Run:
+    def sandboxed(self, cmd: list[str], writable: list[Path], timeout: float, log: Path, limits: sb.Limits,
+                  env: dict | None = None, cwd: Path | None = None, pass_fds: tuple[int, ...] = ()) -> h.Run:
+        """`cmd` in a sandbox of its own with `limits` (sandbox.py), the work
+        copy readable (or writable, when in `writable`) and the grading's GPU
+        only where the limits show one."""
         sb_ = self.opts.sandbox
         cwd = cwd or self.work
         readable = [] if self.work in writable else [self.work]
-        return h.run(sb_.wrap(cmd, cwd, writable=writable, readable=readable, small_tmp=small_tmp), cwd, timeout,
-                     env={**(env or self.env), "HOME": "/tmp"}, log=log, sandboxed=sb_.available, pass_fds=pass_fds)
+        box = sb_.box(limits)
+        try:
+            r = h.run(box.prefix + sb_.wrap(cmd, cwd, limits, writable=writable, readable=readable, gpu=self.gpu),
+                      cwd, timeout, env={**(env or self.env), "HOME": "/tmp"}, log=log, sandboxed=sb_.available,
+                      pass_fds=pass_fds)
+        finally:
+            limit = box.close()
+        r.limit, r.peak_memory = limit, box.peak_memory
+        return r
 
-    def sandboxed_with_pipes(self, cmd: list[str], writable: list[Path], timeout: float, log: Path, stem: Path,
-                             results_cap: int, report_cap: int, small_tmp: bool = False
-                             ) -> tuple[h.Run, res.Collector, res.Collector]:
+    def sandboxed_with_pipes(self, cmd: list[str], limits: sb.Limits, timeout: float, log: Path, stem: Path,
+                             results_cap: int, report_cap: int, log_cap: int = 0, env: dict | None = None
+                             ) -> tuple[h.Run, res.Collector, res.Collector, res.Collector | None]:
         """`sandboxed` with the graded environment, the report (LAB_REPORT_FD)
         and the results (LAB_RESULTS_FD) going to pipes whose other ends only
         the harness holds, copied into `stem`.report and `stem`.results up to
-        their caps (0: read and dropped)."""
-        (results_in, results_out), (report_in, report_out) = os.pipe(), os.pipe()
-        results = res.Collector(results_in, stem.with_suffix(".results"), results_cap)
-        report = res.Collector(report_in, stem.with_suffix(".report"), report_cap)
+        their caps (0: read and dropped). With `log_cap`, a third pipe for a
+        log the command names as "{log}" in `cmd` (/dev/fd/N), kept in
+        `stem`.log: nothing is written on disk."""
+        pipes = [os.pipe() for _ in range(3 if log_cap else 2)]
+        collectors = [res.Collector(read_end, stem.with_suffix(suffix), cap)
+                      for (read_end, _), suffix, cap in zip(pipes, (".results", ".report", ".log"),
+                                                            (results_cap, report_cap, log_cap))]
+        ends = tuple(write_end for _, write_end in pipes)
+        if log_cap:
+            cmd = [a.replace("{log}", f"/dev/fd/{ends[2]}") for a in cmd]
         try:
-            r = self.sandboxed(cmd, writable, timeout, log, pass_fds=(results_out, report_out), small_tmp=small_tmp,
-                               env={**self.env, "LAB_REPORT_FD": str(report_out), "LAB_RESULTS_FD": str(results_out)})
+            r = self.sandboxed(cmd, [], timeout, log, limits, pass_fds=ends,
+                               env={**(env or self.env), "LAB_RESULTS_FD": str(ends[0]), "LAB_REPORT_FD": str(ends[1])})
         finally:
-            os.close(results_out)
-            os.close(report_out)
-        return r, results, report
+            for end in ends:
+                os.close(end)
+        return r, collectors[0], collectors[1], collectors[2] if log_cap else None
 
     def build(self, target: str, log: Path) -> h.Run:
-        """A make target of the student's build, sandboxed, with the copy writable.
-        Several may run at once; the copy is handed to the sandbox's user once."""
+        """A make target of the student's build, sandboxed, with the copy writable
+        and no GPU. Several may run at once; the copy is handed to the sandbox's
+        user once."""
         with self.own_lock:
             if not self.owned:
                 self.opts.sandbox.own(self.work)
                 self.owned = True
         return self.sandboxed(["make", f"-j{self.opts.jobs}", "IMPL=student", f"ARCH={self.opts.arch}", target],
-                              [self.work], self.opts.build_timeout, log, env=kept_env())
+                              [self.work], self.opts.build_timeout, log, sb.BUILD, env=kept_env())
 
     @staticmethod
     def _fingerprint(binary: Path) -> str:
@@ -433,8 +495,9 @@ class Grading:
             return h.Outcome("failed", "not run: the test binary changed after it was built (by an earlier test?)"), none
         limit = min(timeout, left)
         stem = self.private / f"{hashlib.sha256(case.name.encode()).hexdigest()[:16]}-{binary.name}"
-        r, results, report = self.sandboxed_with_pipes([str(binary), case.name], [], limit, log_path, stem,
-                                                       RESULTS_CAP, h.LEFT_FILE_CAP, small_tmp=True)
+        r, results, report, _ = self.sandboxed_with_pipes([str(binary), case.name], sb.TEST, limit, log_path, stem,
+                                                          RESULTS_CAP, h.LEFT_FILE_CAP)
+        self.peaks[case.name] = r.peak_memory
         stream = results.finish()
         outcome = h.read_report(report.wait(), case.name, r, limit)
         if report.overflow:
@@ -442,9 +505,16 @@ class Grading:
         self.seconds[case.name] = r.seconds
         if outcome.status == "failed" and "during the test" in outcome.message and r.output.strip():
             outcome.message += " -- last output: " + r.output.strip().splitlines()[-1][:300]
-        if not r.timed_out and r.seconds > 0.5 * timeout:
+        if not r.timed_out and r.seconds > timeout / 3:
             self.notes.append(f"for a person to look at: {case.name} took {r.seconds:.0f} s of its {timeout:g} s limit")
         return outcome, stream
+
+
+def write_test_times(g: Grading, path: Path) -> None:
+    """Each test case's graded run: seconds and host memory at its peak, for a
+    person tuning the time limits (README: the cost of grading)."""
+    rows = [f"{name}\t{sec:.2f}\t{g.peaks.get(name, 0) / (1 << 20):.0f}" for name, sec in sorted(g.seconds.items())]
+    h.write_atomically(path, "test\tseconds\tpeak host MiB\n" + "".join(r + "\n" for r in rows))
 
 
 def binary_of(work: Path, part: str) -> Path:
@@ -518,21 +588,18 @@ def grade_one(submission: Path, out: Path, base: Path, opts: Options, student: s
     else:
         sub = h.collect_submission(submission, h.read_manifest(h.LAB), h.read_documents(h.LAB))
     report = write_documents(out, sub.documents)
-    g = Grading(work, logs, opts, test_env(opts, gpu_env), log, student)
+    sandbox_gpu_env, nodes = gpu_view(base, gpu_env)
+    g = Grading(work, logs, opts, test_env(opts, sandbox_gpu_env), log, student)
+    g.gpu = nodes
     notes = [opts.sandbox.describe()] + list(sub.notes)
     if opts.sanitizer_note():
         notes.append(opts.sanitizer_note())
     try:
-        # Every part builds before any test runs. The trusted runs go meanwhile,
-        # on two threads: the ordinary tiers (quick, little memory) and the
-        # [large] tier (the long pole, one part at a time for the GPU's
-        # memory). The submission's cases never wait for them: its claims are
-        # collected first and judged once every trusted result is in.
-        oracles = {large: threading.Thread(target=lambda large=large: [trusted.part(p, large, gpu_env)
-                                                                       for p in opts.parts], daemon=True)
-                   for large in (True, False)}
-        for oracle in oracles.values():
-            oracle.start()
+        # The trusted runs first, alone on the GPU: no process of the
+        # submission's starts before they end (grade-all runs them before any
+        # grading). The builds go meanwhile; a build sees no GPU.
+        oracle = threading.Thread(target=trusted.run_all, args=(opts.parts, gpu_env), daemon=True)
+        oracle.start()
         # The parts build at once (each is mostly one nvcc run on its
         # student.cu; everything they share is already in the base).
         graded = [part for part, _ in h.PARTS if part in opts.parts]
@@ -554,6 +621,12 @@ def grade_one(submission: Path, out: Path, base: Path, opts: Options, student: s
                     r.build_error = err
                 continue
             binary = binary_of(work, part)
+            if binary.stat().st_size > BINARY_CAP:
+                notes.append(f"{part} gets 0: its test program is {binary.stat().st_size >> 20} MiB (at most "
+                             f"{BINARY_CAP >> 20} MiB)")
+                for r in part_questions:
+                    r.build_error = f"its test program is larger than {BINARY_CAP >> 20} MiB"
+                continue
             g.remember(binary)
             notes += h.suspicious_symbols(part, work / "build" / "student" / part_dir / "student.o")
             built.append(part)
@@ -562,16 +635,15 @@ def grade_one(submission: Path, out: Path, base: Path, opts: Options, student: s
             return [r for r in results.values() if r.question.part == part]
 
         claims: dict[tuple[str, bool], Claims] = {}
+        stamps.append(("trusted runs", time.monotonic()))
+        oracle.join()
         stamps.append(("tests", time.monotonic()))
         # CASE_JOBS parts' ordinary tests at once (each part's one by one).
         with ThreadPoolExecutor(max_workers=opts.case_jobs) as pool:
             for part, got in zip(built, pool.map(lambda p: run_cases(g, binary_of(work, p), part_results(p), False), built)):
                 claims[(part, False)] = got
         stamps.append(("[large] tests", time.monotonic()))
-        # The [large] tier fills much of the GPU's memory: one part at a time,
-        # and beside the trusted run's only where two fit.
-        if opts.large and not opts.large_beside_trusted:
-            oracles[True].join()
+        # The [large] tier fills much of the GPU's memory: one part at a time.
         for part in built:
             claims[(part, True)] = run_cases(g, binary_of(work, part), part_results(part), True)
         stamps.append(("sanitizers", time.monotonic()))
@@ -580,15 +652,16 @@ def grade_one(submission: Path, out: Path, base: Path, opts: Options, student: s
         # reference's own tests past their limits.
         if opts.sanitize:
             sanitize(g, [(binary_of(work, part), part_results(part)) for part in built])
-        stamps.append(("waiting for the trusted runs", time.monotonic()))
-        for oracle in oracles.values():
-            oracle.join()
+        stamps.append(("judging", time.monotonic()))
         for part in built:
             for large in (False, True):
                 judge_cases(g, part_results(part), large, claims[(part, large)], trusted.part(part, large, gpu_env))
         stamps.append(("", time.monotonic()))
         log(f"  {student}: " + ", ".join(f"{name} {b - a:.0f} s" for (name, a), (_, b) in zip(stamps, stamps[1:])))
         notes += g.notes
+        if opts.large_off:
+            notes.append(f"the [large] tier is {opts.large_off}")
+        write_test_times(g, logs / "test-times.tsv")
         if opts.timing:
             log(f"  {student}: timing the demos")
             notes.append(time_submission(g, built))
@@ -651,14 +724,14 @@ def time_submission(g: Grading, built: list[str]) -> str:
         if b.returncode != 0:
             missing.append(f"{part} demo does not build")
             continue
-        with tempfile.TemporaryDirectory(prefix="lab-timing-", dir=g.opts.work_root) as scratch:
-            g.opts.sandbox.own(Path(scratch))
-            csv_path = Path(scratch) / f"timing-{part}.csv"
-            r = g.sandboxed([str(g.work / "build" / "student" / part), *DEMO_ARGS, *DEMO_EXTRA.get(part, []),
-                             "--csv", str(csv_path)], [Path(scratch)], DEMO_TIMEOUT, g.logs / f"timing-{part}.log",
-                            env={**g.env, "LAB_TRACE": "0"})
-            why = read_demo(r, part, csv_path)
-            rows = h.read_timing_csv(csv_path) if not why else {}
+        # The CSV goes to a pipe (written "{log}"): the demo writes no file.
+        r, _, _, csv_pipe = g.sandboxed_with_pipes(
+            [str(g.work / "build" / "student" / part), *DEMO_ARGS, *DEMO_EXTRA.get(part, []), "--csv", "{log}"],
+            sb.TEST, DEMO_TIMEOUT, g.logs / f"timing-{part}.log", g.private / f"timing-{part}", 0, 0,
+            log_cap=h.LEFT_FILE_CAP, env={**g.env, "LAB_TRACE": "0"})
+        csv_path = csv_pipe.wait()
+        why = read_demo(r, part, csv_path)
+        rows = h.read_timing_csv(csv_path) if not why else {}
         if why:
             missing.append(why)
             continue
@@ -706,7 +779,12 @@ def judge_cases(g: Grading, results: list[h.QuestionResult], large: bool, claims
                 continue
             if case.name not in seen:
                 if case.large and not g.opts.large:
-                    seen[case.name] = h.Outcome("not-graded", "not graded: the [large] tier is off (NO_LARGE=1)")
+                    seen[case.name] = h.Outcome("not-graded", f"not graded: the [large] tier is {g.opts.large_off}")
+                elif case.large and ends.get(case.name) and ends[case.name].status == "skipped":
+                    # The lab's probe said the tier fits this GPU; the trusted run must not skip.
+                    seen[case.name] = h.Outcome("not-graded", "not graded, a lab error: the trusted run skipped "
+                                                              f"it on a GPU the tier fits ({ends[case.name].message})")
+                    g.notes.append(f"lab error, for a person to look at: the trusted run skipped {case.name}")
                 elif not stream.tests.get(case.name) and q.weights.get(case.name, 1) > 0 and case.name in ends:
                     seen[case.name] = h.Outcome("not-graded", "not graded: the trusted run handed over no results "
                                                               "for this test (a problem of the lab)")
@@ -749,35 +827,31 @@ def sanitize(g: Grading, parts: list[tuple[Path, list[h.QuestionResult]]]) -> No
         if g.budget.left() <= 0 or not g.binary_intact(binaries[qid]):
             return -1
         t0 = time.monotonic()
-        with tempfile.TemporaryDirectory(prefix="lab-sanitize-", dir=g.opts.work_root) as scratch:
-            g.opts.sandbox.own(Path(scratch))
-            log_file = Path(scratch) / f"{qid}-{tool}.log"
-            # The test program notices compute-sanitizer itself and then runs
-            # sampled sizes, arrays that end where their allocation ends (so a
-            # read one past the end is seen) and no CUPTI. Nothing the harness
-            # sets tells a sanitized run from a graded one (its results go to a
-            # pipe too, and are dropped). Catch2 reads the comma-separated
-            # names as "any of these".
-            cmd = ["compute-sanitizer", "--tool", tool, "--log-file", str(log_file), "--print-limit", "20",
-                   "--padding", "256", str(binaries[qid]), ",".join(groups[qid])]
-            _, results, report = g.sandboxed_with_pipes(cmd, [Path(scratch)],
-                                                        min(limits[qid] * 10, max(g.budget.left(), 1)),
-                                                        g.logs / f"{qid}-{tool}.out", g.private / f"{qid}-{tool}", 0, 0)
-            results.wait()
-            report.wait()
-            # The log lies in the test's scratch folder: read as a file a test left.
-            try:
-                h.write_atomically(g.logs / log_file.name, h.read_left_file(log_file))
-                n = h.sanitizer_errors(log_file)
-            except h.LeftFileError as err:
-                n = None
-                if os.path.lexists(log_file):  # replaced by the code under test: counted as an error
-                    n = 1
-                    g.notes.append(f"for a person to look at: {tool}'s log of {qid}'s tests cannot be read ({err}); "
-                                   "counted as an error")
-            g.log(f"  {g.student}: {tool} {qid} ({len(groups[qid])} cases): "
-                  f"{'did not finish' if n is None else f'{n} errors'}, {time.monotonic() - t0:.0f} s")
-            return n
+        # The test program notices compute-sanitizer itself and then runs
+        # sampled sizes, arrays that end where their allocation ends (so a
+        # read one past the end is seen) and no CUPTI. Nothing the harness
+        # sets tells a sanitized run from a graded one (its results go to a
+        # pipe too, and are dropped). Catch2 reads the comma-separated names
+        # as "any of these". The log goes to a third pipe: no file on disk.
+        cmd = ["compute-sanitizer", "--tool", tool, "--log-file", "{log}", "--print-limit", "20",
+               "--padding", "256", str(binaries[qid]), ",".join(groups[qid])]
+        r, results, report, log_pipe = g.sandboxed_with_pipes(
+            cmd, sb.SANITIZED, min(limits[qid] * 10, max(g.budget.left(), 1)), g.logs / f"{qid}-{tool}.out",
+            g.private / f"{qid}-{tool}", 0, 0, log_cap=h.LEFT_FILE_CAP)
+        results.wait()
+        report.wait()
+        log_file = log_pipe.wait()
+        shutil.copyfile(log_file, g.logs / f"{qid}-{tool}.log")
+        n = h.sanitizer_errors(log_file, tool)
+        if log_pipe.overflow:  # a log spammed past its cap by the code under test: counted as an error
+            n = max(n or 0, 1)
+            g.notes.append(f"for a person to look at: {tool}'s log of {qid}'s tests grew past "
+                           f"{h.LEFT_FILE_CAP >> 20} MiB; counted as an error")
+        elif n is None and r.limit:
+            g.notes.append(f"{tool} on {qid}'s tests: {r.limit}")
+        g.log(f"  {g.student}: {tool} {qid} ({len(groups[qid])} cases): "
+              f"{'did not finish' if n is None else f'{n} errors'}, {time.monotonic() - t0:.0f} s")
+        return n
 
     # Longest first (the graded runs' time, racecheck the slower tool), so
     # that no long run starts last and runs alone.
@@ -981,6 +1055,15 @@ def cmd_grade_all(args, opts: Options) -> int:
     done = [len(students) - len(todo)]
     started = time.monotonic()
     trusted = TrustedRuns(base, opts, grades / ".harness" / "trusted-logs")
+    # The trusted runs of every GPU before any grading starts: each alone on its GPU.
+    if todo:
+        say("trusted runs: " + ", ".join(opts.parts))
+        firsts = [threading.Thread(target=trusted.run_all, args=(opts.parts, {"CUDA_VISIBLE_DEVICES": i}))
+                  for i in ids]
+        for t in firsts:
+            t.start()
+        for t in firsts:
+            t.join()
 
     def worker():
         while True:

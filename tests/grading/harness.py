@@ -421,6 +421,8 @@ class Run:
     returncode: int | None  # None: killed at the timeout
     seconds: float
     output: str
+    limit: str = ""  # the sandbox's limit it ran into, if any (sandbox.Box.close)
+    peak_memory: int = 0  # bytes of host memory at its peak, where a cgroup measured it
 
     @property
     def timed_out(self) -> bool:
@@ -514,6 +516,12 @@ def run(cmd: list[str], cwd: Path, timeout: float, env: dict | None = None, log:
 
 
 def describe_exit(r: Run, timeout: float) -> str:
+    if r.limit:
+        return _describe_exit(r, timeout) + f" ({r.limit})"
+    return _describe_exit(r, timeout)
+
+
+def _describe_exit(r: Run, timeout: float) -> str:
     if r.timed_out:
         return f"timed out after {timeout:g} s (a hang, or far too slow) and was killed"
     if r.returncode < 0:
@@ -696,17 +704,18 @@ def include_problems(dep_file: Path, work: Path, system_roots: list[Path]) -> li
     return problems
 
 
-def sanitizer_errors(log: Path) -> int | None:
-    """Errors a compute-sanitizer log reports, or None when it has no summary."""
+def sanitizer_errors(log: Path, tool: str = "memcheck") -> int | None:
+    """Errors a compute-sanitizer log reports, or None when it has no summary.
+    The last summary counts: the sanitizer writes it after the program under
+    test has ended, so lines that program wrote into the log come before it."""
     try:
         text = left_text(log)
     except LeftFileError:
         return None
-    m = re.search(r"RACECHECK SUMMARY: \d+ hazards? displayed \((\d+) errors?", text)
-    if m:
-        return int(m.group(1))
-    m = re.search(r"ERROR SUMMARY: (\d+) errors?", text)
-    return int(m.group(1)) if m else None
+    pattern = (r"RACECHECK SUMMARY: \d+ hazards? displayed \((\d+) errors?" if tool == "racecheck"
+               else r"ERROR SUMMARY: (\d+) errors?")
+    found = re.findall(pattern, text)
+    return int(found[-1]) if found else None
 
 
 # ---------------------------------------------------------------- scoring

@@ -16,7 +16,11 @@ they forbid other unprivileged namespaces):
   outside it, no capabilities (so no remounting, no new device nodes), and
   when the harness runs as root, the uid/gid of `nobody`;
 - one process tree: when the command ends, every process it left behind
-  (daemons, double forks, setsid) is killed with the namespace.
+  (daemons, double forks, setsid) is killed with the namespace;
+- limits (`Limits`: BUILD, TEST, SANITIZED): host memory (its /tmp and
+  /dev/shm included), processes and threads, the size of a file, in a cgroup v2
+  of its own where the harness can make one (`Cgroups`), else as rlimits; the
+  GPU nodes of the grading's one GPU only, none for a build.
 
 Where no sandbox can start (no util-linux, or a container that forbids
 namespaces), `Sandbox.available` is False with the reason, and grading runs
@@ -28,24 +32,50 @@ from __future__ import annotations
 import atexit
 import hashlib
 import os
+import secrets
 import shlex
 import shutil
 import subprocess
 import tempfile
 import threading
+import time
+from dataclasses import dataclass
 from pathlib import Path
 
 NOBODY = 65534
 SYSTEM_DIRS = ["usr", "etc", "opt", "bin", "sbin", "lib", "lib32", "lib64", "libx32"]
 DEVICES = ["null", "zero", "full", "random", "urandom", "tty"]
-TMP_SIZE = "4g"  # the private /tmp of a build (nvcc's temporary files)
-SHM_SIZE = "1g"
-# A test's private /tmp and /dev/shm: memory, taken by whatever a test writes
-# there; a test needs neither.
-TEST_TMP_SIZE, TEST_SHM_SIZE = "512m", "256m"
 
 
-def _bytes(size: str) -> int:
+@dataclass(frozen=True)
+class Limits:
+    """What one sandboxed command may take, all its processes together."""
+    what: str
+    memory: int  # bytes of host memory, its private /tmp and /dev/shm included (tmpfs is memory)
+    tasks: int  # processes and threads
+    file_size: int  # bytes: the largest file it may write (RLIMIT_FSIZE)
+    tmp: str  # its private /tmp (tmpfs)
+    shm: str  # its private /dev/shm (tmpfs)
+    gpu: bool  # whether it sees the grading's GPU
+
+
+# Measured on the reference through make grade on an H200: a test process holds
+# 0.25 GiB and 5 threads; a build of a part's student.cu under 1 GiB. The limits
+# leave several times that; what passes them is a bomb, not a solution.
+BUILD = Limits("build", memory=6 << 30, tasks=512, file_size=256 << 20, tmp="2g", shm="64m", gpu=False)
+TEST = Limits("test", memory=4 << 30, tasks=64, file_size=64 << 20, tmp="512m", shm="256m", gpu=True)
+SANITIZED = Limits("sanitized test", memory=8 << 30, tasks=256, file_size=64 << 20, tmp="512m", shm="256m", gpu=True)
+# Without a cgroup, processes are limited per user (RLIMIT_NPROC counts every
+# process of the sandbox's user on the machine, not of one sandbox): a limit
+# against a fork bomb, not a share.
+NPROC_WITHOUT_CGROUP = 4096
+
+
+def describe_bytes(n: int) -> str:
+    return f"{n >> 30} GiB" if n >= 1 << 30 and n % (1 << 30) == 0 else f"{n >> 20} MiB"
+
+
+def size_bytes(size: str) -> int:
     """"512m" -> 536870912 (bwrap wants bytes where mount takes a suffix)."""
     return int(size[:-1]) << {"k": 10, "m": 20, "g": 30}[size[-1]]
 
@@ -62,6 +92,7 @@ class Sandbox:
         self.gid = NOBODY if self.as_root else os.getegid()
         self.tool = ""
         self.available, self.why = False, "turned off (SANDBOX=0)"
+        self.cgroups = Cgroups()
         if enabled:
             reasons = []
             for tool in tools:
@@ -74,14 +105,21 @@ class Sandbox:
 
     # ------------------------------------------------------------ the command
 
-    def wrap(self, cmd: list[str], cwd: Path, writable: list[Path] = (), readable: list[Path] = (),
-             small_tmp: bool = False) -> list[str]:
-        """`cmd` to run inside the sandbox in `cwd`; unchanged when none is available.
-        `small_tmp`: a test's sizes of /tmp and /dev/shm, not a build's."""
+    def wrap(self, cmd: list[str], cwd: Path, limits: Limits, writable: list[Path] = (),
+             readable: list[Path] = (), gpu: list[str] | None = None) -> list[str]:
+        """`cmd` to run inside the sandbox in `cwd`, with the private /tmp and
+        /dev/shm of `limits` and the GPU nodes `gpu` (names under /dev, from
+        gpu_nodes; None: every NVIDIA node) where limits.gpu; unchanged when no
+        sandbox is available. The other limits are the Box's."""
         if not self.available:
             return cmd
-        return self._command(cmd, cwd, writable, readable,
-                             (TEST_TMP_SIZE, TEST_SHM_SIZE) if small_tmp else (TMP_SIZE, SHM_SIZE))
+        nodes = _nvidia_nodes() if gpu is None else [n for n in gpu if os.path.exists(f"/dev/{n}")]
+        return self._command(cmd, cwd, writable, readable, (limits.tmp, limits.shm), nodes if limits.gpu else [])
+
+    def box(self, limits: Limits) -> "Box":
+        """The limits of one command (sandboxed or not): made before it starts,
+        closed after it ends."""
+        return Box(self.cgroups, limits)
 
     def own(self, *paths: Path) -> None:
         """Hands folders to the sandbox's user (when the harness runs as root),
@@ -97,9 +135,9 @@ class Sandbox:
 
     # ------------------------------------------------------------ inside
 
-    def _command(self, cmd, cwd, writable, readable, sizes=(TMP_SIZE, SHM_SIZE)) -> list[str]:
+    def _command(self, cmd, cwd, writable, readable, sizes, nodes) -> list[str]:
         if self.tool == "bwrap":
-            return self._bwrap(cmd, cwd, writable, readable, sizes)
+            return self._bwrap(cmd, cwd, writable, readable, sizes, nodes)
         r = str(self.root_dir)
         q = shlex.quote
         tmp, shm = sizes
@@ -117,7 +155,7 @@ class Sandbox:
                   'mount -t proc proc "$R/proc"',
                   'mount --rbind /sys "$R/sys"', 'mount -o remount,bind,ro "$R/sys"',
                   f'mount -t tmpfs -o size={tmp},mode=1777 lab-tmp "$R/tmp"']
-        for dev in DEVICES + sorted(p.name for p in Path("/dev").glob("nvidia*")):
+        for dev in DEVICES + nodes:
             src = Path("/dev") / dev
             if src.is_dir():
                 lines += [f'mkdir "$R/dev/{dev}"', f'mount --bind /dev/{dev} "$R/dev/{dev}"']
@@ -130,7 +168,7 @@ class Sandbox:
             lines += [f'mkdir -p "$R"{p}', f'mount --bind {p} "$R"{p}']
             if mode == "ro":
                 lines.append(f'mount -o remount,bind,ro "$R"{p}')
-        groups = sorted({os.stat(p).st_gid for p in Path("/dev").glob("nvidia*")} - {0}) if self.as_root else []
+        groups = sorted({os.stat(f"/dev/{n}").st_gid for n in nodes} - {0}) if self.as_root else []
         drop = ["setpriv", "--no-new-privs", "--inh-caps=-all", "--bounding-set=-all"]
         if self.as_root:
             drop += [f"--reuid={self.uid}", f"--regid={self.gid}",
@@ -138,7 +176,7 @@ class Sandbox:
         inner = ["/bin/sh", "-c", 'cd "$1" && shift && exec "$@"', "sh", str(cwd), *cmd]
         lines.append('chroot "$R" ' + " ".join(q(a) for a in drop + inner))
         script = "\n".join(lines[:-1]) + "\nset +e\n" + lines[-1] + "\nexit $?\n"
-        ns = ["unshare", "--mount", "--pid", "--fork", "--net", "--ipc", "--uts", "--kill-child"]
+        ns = ["unshare", "--mount", "--pid", "--fork", "--net", "--ipc", "--uts", "--cgroup", "--kill-child"]
         if not self.as_root:
             ns.insert(1, "--map-root-user")
             ns.insert(1, "--user")
@@ -160,7 +198,7 @@ class Sandbox:
             os.replace(partial, path)
         return path
 
-    def _bwrap(self, cmd, cwd, writable, readable, sizes=(TMP_SIZE, SHM_SIZE)) -> list[str]:
+    def _bwrap(self, cmd, cwd, writable, readable, sizes, nodes) -> list[str]:
         """The same sandbox with bubblewrap: its own user namespace, so the uid
         inside is nobody's (as root) or the grader's, without capabilities."""
         args = ["bwrap", "--unshare-all", "--unshare-user", "--die-with-parent", "--new-session", "--cap-drop", "ALL",
@@ -171,11 +209,11 @@ class Sandbox:
                 args += ["--symlink", os.readlink(src), f"/{d}"]
             elif src.is_dir():
                 args += ["--ro-bind", f"/{d}", f"/{d}"]
-        tmp, shm = (str(_bytes(s)) for s in sizes)
+        tmp, shm = (str(size_bytes(s)) for s in sizes)
         args += ["--ro-bind", "/sys", "/sys", "--proc", "/proc", "--dev", "/dev", "--size", tmp, "--tmpfs", "/tmp",
                  "--size", shm, "--tmpfs", "/dev/shm"]
-        for node in sorted(Path("/dev").glob("nvidia*")):
-            args += ["--dev-bind", str(node), str(node)]
+        for node in nodes:
+            args += ["--dev-bind", f"/dev/{node}", f"/dev/{node}"]
         for h in self.hidden:
             if any(h.is_relative_to(Path("/") / d) for d in SYSTEM_DIRS if (Path("/") / d).is_dir()):
                 args += ["--tmpfs", str(h)]
@@ -202,7 +240,8 @@ class Sandbox:
         os.chmod(self.root_dir, 0o755)
         self.available = True
         try:
-            r = subprocess.run(self._command(["/bin/true"], Path("/"), [], []), capture_output=True, timeout=60,
+            r = subprocess.run(self._command(["/bin/true"], Path("/"), [], [], (TEST.tmp, TEST.shm), []),
+                               capture_output=True, timeout=60,
                                stdin=subprocess.DEVNULL)
         except (OSError, subprocess.TimeoutExpired) as err:
             self.available = False
@@ -214,7 +253,191 @@ class Sandbox:
         return True, ""
 
     def describe(self) -> str:
+        limits = ("limits in a cgroup" if self.cgroups.root else
+                  f"limits as rlimits ({self.cgroups.why}: memory per process, processes per user)")
         if self.available:
             who = "as nobody" if self.as_root and self.tool == "unshare" else "without privileges"
-            return f"sandboxed ({self.tool}: read-only system, no network, own processes, {who})"
-        return "NOT SANDBOXED: " + self.why
+            return f"sandboxed ({self.tool}: read-only system, no network, own processes, {who}; {limits})"
+        return f"NOT SANDBOXED: {self.why} ({limits})"
+
+
+def _nvidia_nodes(dev: Path = Path("/dev")) -> list[str]:
+    return sorted(p.name for p in dev.glob("nvidia*"))
+
+
+def gpu_nodes(uuid: str, driver: Path = Path("/proc/driver/nvidia/gpus"), dev: Path = Path("/dev")) -> list[str] | None:
+    """The names under /dev a sandbox shows for the GPU `uuid` (GPU-...): the
+    driver's shared nodes (nvidiactl, nvidia-uvm, nvidia-caps, ...) and that
+    GPU's own nvidia<minor>, not the other GPUs'. None where the driver does
+    not say which node is that GPU's (every node is then shown)."""
+    for info in driver.glob("*/information"):
+        try:
+            fields = dict(line.split(":", 1) for line in info.read_text().splitlines() if ":" in line)
+        except OSError:
+            continue
+        if uuid and fields.get("GPU UUID", "").strip() == uuid:
+            minor = fields.get("Device Minor", "").strip()
+            if not minor.isdigit():
+                return None
+            return [n for n in _nvidia_nodes(dev) if not n[len("nvidia"):].isdigit()] + [f"nvidia{minor}"]
+    return None
+
+
+class CgroupError(OSError):
+    pass
+
+
+class Cgroups:
+    """A cgroup v2 folder of the harness's, under which each command gets one of
+    its own with its limits (Box). Made where the harness may: as root, or in a
+    subtree delegated to its user, at the nearest ancestor of its own cgroup
+    that hands its children the memory and pids controllers (its own cgroup
+    holds processes, so it cannot). `root` is None, with `why`, where none can
+    be made; the limits are then rlimits."""
+    MOUNT = Path("/sys/fs/cgroup")
+
+    def __init__(self):
+        self.root: Path | None = None
+        self.why = ""
+        self._next = 0
+        self._lock = threading.Lock()
+        try:
+            self.root = self._make()
+            atexit.register(self.close)
+        except OSError as err:
+            self.why = str(err) if isinstance(err, CgroupError) else f"no cgroup of its own can be made here ({err})"
+
+    def child(self) -> Path:
+        with self._lock:
+            self._next += 1
+            return self.root / f"run{self._next}"
+
+    def _make(self) -> Path:
+        lines = [ln for ln in Path("/proc/self/cgroup").read_text().splitlines() if ln.startswith("0::")]
+        if not lines or not (self.MOUNT / "cgroup.controllers").exists():
+            raise CgroupError("no cgroup v2 hierarchy at /sys/fs/cgroup")
+        own = self.MOUNT / lines[0][3:].lstrip("/")
+        candidates = [c for c in [own.parent, *own.parent.parents] if c.is_relative_to(self.MOUNT)] if own != self.MOUNT \
+            else [own]
+        for parent in candidates:
+            try:
+                if not {"memory", "pids"} <= set((parent / "cgroup.subtree_control").read_text().split()):
+                    continue
+                top = parent / f"lab-grading-{os.getpid()}-{secrets.token_hex(3)}"
+                top.mkdir()
+            except OSError:
+                continue
+            try:
+                (top / "cgroup.subtree_control").write_text("+memory +pids")
+                trial = top / "trial"
+                trial.mkdir()
+                (trial / "memory.max").write_text(str(64 << 20))
+                (trial / "pids.max").write_text("8")
+                r = subprocess.run(_enter(trial) + ["/bin/true"], capture_output=True, timeout=30)
+                _remove(trial)
+                if r.returncode == 0:
+                    return top
+            except (OSError, subprocess.SubprocessError):
+                pass
+            _remove(top)
+        raise CgroupError("no cgroup v2 subtree with the memory and pids controllers is writable here")
+
+    def close(self) -> None:
+        if self.root is not None and self.root.exists():
+            for child in self.root.iterdir():
+                if child.is_dir():
+                    _remove(child)
+            _remove(self.root)
+
+
+def _enter(cgroup: Path) -> list[str]:
+    """A prefix that moves the command into `cgroup` before it starts (a shell
+    that writes its own pid there, then becomes the command)."""
+    return ["/bin/sh", "-c", 'echo $$ > "$1/cgroup.procs" || exit 125; shift; exec "$@"', "sh", str(cgroup)]
+
+
+def _remove(cgroup: Path) -> None:
+    """Ends whatever is still in a cgroup, then removes it."""
+    for _ in range(100):
+        try:
+            if (cgroup / "cgroup.kill").exists():
+                (cgroup / "cgroup.kill").write_text("1")
+            else:
+                for pid in (cgroup / "cgroup.procs").read_text().split():
+                    try:
+                        os.kill(int(pid), 9)
+                    except ProcessLookupError:
+                        pass
+            cgroup.rmdir()
+            return
+        except FileNotFoundError:
+            return
+        except OSError:
+            time.sleep(0.05)
+
+
+class Box:
+    """The limits of one command: a cgroup of its own (memory, processes and
+    threads) where Cgroups has a root, rlimits always (file size, no core
+    files; memory per process and processes per user where there is no
+    cgroup). `prefix` goes before the command; close() says which limit, if
+    any, stopped it, and removes the cgroup with anything left in it."""
+
+    def __init__(self, cgroups: Cgroups, limits: Limits):
+        self.limits = limits
+        self.cgroup: Path | None = None
+        self.peak_memory = 0
+        self.prefix: list[str] = []
+        if cgroups.root is not None:
+            try:
+                self.cgroup = cgroups.child()
+                self.cgroup.mkdir()
+                for name, value in (("memory.max", limits.memory), ("memory.swap.max", 0), ("memory.oom.group", 1),
+                                    ("pids.max", limits.tasks)):
+                    if (self.cgroup / name).exists():
+                        (self.cgroup / name).write_text(str(value))
+                self.prefix = _enter(self.cgroup)
+            except OSError:
+                self.cgroup = None  # the rlimits below still hold
+        if shutil.which("prlimit"):
+            self.prefix += ["prlimit", f"--fsize={limits.file_size}", "--core=0", f"--data={limits.memory}"]
+            if self.cgroup is None:
+                self.prefix.append(f"--nproc={NPROC_WITHOUT_CGROUP}")
+            self.prefix.append("--")
+
+    def close(self) -> str:
+        """"" or what the command ran into: its memory or its process limit."""
+        if self.cgroup is None:
+            return ""
+        hit = []
+        try:
+            _remove_processes(self.cgroup)
+            events = _keyed(self.cgroup / "memory.events")
+            if events.get("oom_kill", 0) or events.get("oom_group_kill", 0):
+                hit.append(f"it ran out of its {describe_bytes(self.limits.memory)} of host memory (its processes, "
+                           "/tmp and /dev/shm together) and was killed")
+            if _keyed(self.cgroup / "pids.events").get("max", 0):
+                hit.append(f"it reached its limit of {self.limits.tasks} processes and threads")
+            peak = self.cgroup / "memory.peak"
+            self.peak_memory = int(peak.read_text()) if peak.exists() else 0
+        except (OSError, ValueError):
+            pass
+        _remove(self.cgroup)
+        return "; ".join(hit)
+
+
+def _remove_processes(cgroup: Path) -> None:
+    """Kills what is left in the cgroup and waits (up to 10 s) until it is empty."""
+    if (cgroup / "cgroup.kill").exists():
+        (cgroup / "cgroup.kill").write_text("1")
+    for _ in range(200):
+        if "populated 0" in (cgroup / "cgroup.events").read_text():
+            return
+        time.sleep(0.05)
+
+
+def _keyed(path: Path) -> dict[str, int]:
+    try:
+        return {k: int(v) for k, v in (line.split() for line in path.read_text().splitlines() if line.strip())}
+    except (OSError, ValueError):
+        return {}

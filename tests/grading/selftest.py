@@ -30,7 +30,7 @@ def main() -> int:
     p.add_argument("--out", default="grade-selftest")
     p.add_argument("--timeout-scale", default="1")
     p.add_argument("--timing", action="store_true", help="also grade the reference with TIMING=1 and print its note")
-    p.add_argument("--no-class", action="store_true", help="leave out the class of three graded with grade-all")
+    p.add_argument("--no-class", action="store_true", help="leave out the class of four graded with grade-all")
     p.add_argument("--no-large", action="store_true", help="leave out the [large] tier (faster; the index32 faults "
                                                          "then grade full)")
     args = p.parse_args()
@@ -150,25 +150,39 @@ def check_no_side_effects(out: Path, base: Path, lab_before: str, cases) -> int:
 
 
 def grade_a_class(out: Path, base: Path, opts, reference: dict, skeleton: dict) -> int:
-    """make grade-all's path on a class of three, one hostile: the other two get
-    the points they get alone, and the gradebook says so."""
+    """make grade-all's path on a class of four, three of them hostile to the
+    harness (a report replaced by a named pipe, a test that takes what it can
+    of the machine, a compile bomb): the class ends, each hostile part fails
+    with its reason, and the reference gets what it gets alone."""
     cls = out / "class"
-    for name, files in (("alice", reference), ("mallory", {**skeleton, **{
-            rel: F._with_prelude(text, F.FORGE) for rel, text in skeleton.items() if rel.endswith("student.cu")}}),
-                        ("bob", skeleton)):
+    attacks = {a.name: a.make(h.LAB, skeleton, reference) for a in F.ATTACKS
+               if a.name in ("report-pipe", "resource-hog", "include-bomb")}
+    members = {"alice": reference, "pipe": attacks["report-pipe"], "hog": attacks["resource-hog"],
+               "bomb": attacks["include-bomb"]}
+    for name, files in members.items():
         for rel, text in files.items():
             (cls / name / rel).parent.mkdir(parents=True, exist_ok=True)
             (cls / name / rel).write_text(text)
     grades = out / "class-grades"
     args = ["grade-all", "--submissions", str(cls), "--out", str(grades), "--seed", "20121125", "--sanitize", "0",
             "--arch", opts.arch, "--work-root", str(out / "work"), "--base", str(base), "--no-large", "1"]
+    started = time.monotonic()
     status = G.main(args)
+    seconds = time.monotonic() - started
     book = {line.split(",")[0].strip('"'): line.split(",")[1] for line in (grades / "gradebook.csv").read_text().splitlines()[1:]}
-    want = {"alice": "19.5", "bob": "0", "mallory": "0"}  # 17.5 and the 2 bonus points
-    ok = status == 0 and all(book.get(k, "").startswith(v) for k, v in want.items())
-    print(f"grade-all, a class of three: gradebook {book}, expected scores {want}: {'ok' if ok else 'WRONG'}")
+    # 17.5 and the 2 bonus points; Part 1 (Q1 and Q2, 9 points) lost to the hog's and the bomb's limits.
+    want = {"alice": "19.5", "pipe": "19.5", "hog": "10.5", "bomb": "10.5"}
+    ok = status == 0 and all(book.get(k, "") == v for k, v in want.items())
+    reasons = {}
+    for name in ("hog", "bomb"):
+        result = json.loads((grades / name / "results.json").read_text())
+        q1 = next((t for t in result["tests"] if t["name"].startswith("Q1")), {})
+        reasons[name] = q1.get("output", "")[:160].replace("\n", " ")
+    print(f"grade-all, a class of four in {seconds:.0f} s: gradebook {book}, expected scores {want}: "
+          f"{'ok' if ok else 'WRONG'}")
+    for name, reason in reasons.items():
+        print(f"  {name}'s Q1: {reason}")
     return 0 if ok else 1
-
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -6,6 +6,7 @@ is selftest.py. Ends with the plain line `N passed, N failed`."""
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 import os
@@ -312,8 +313,9 @@ class Isolation(unittest.TestCase):
         fake.write_text("#!" + PYTHON + "\nimport subprocess, sys\n"
                         "args = sys.argv[1:]\nlog = args[args.index('--log-file') + 1]\n"
                         "target = args[args.index('256') + 1:]\nsubprocess.run(target)\n"
-                        "open(log, 'w').write('========= ERROR SUMMARY: %d errors\\n' % "
-                        "(2 if 'bad' in target[-1].split(',') else 0))\n")
+                        "n = 2 if 'bad' in target[-1].split(',') else 0\n"
+                        "open(log, 'w').write('========= RACECHECK SUMMARY: %d hazards displayed (%d errors, 0 "
+                        "warnings)\\n' % (n, n) if 'racecheck' in args else '========= ERROR SUMMARY: %d errors\\n' % n)\n")
         fake.chmod(0o755)
         g = self.grading(False)
         g.env = {**g.env, "PATH": f"{tools}:{os.environ['PATH']}"}
@@ -340,6 +342,37 @@ class Isolation(unittest.TestCase):
         for run in runs[:-1]:  # the graded run's environment
             self.assertEqual({**run[1], **pipes}, {**graded[1], **pipes})
             self.assertTrue(set(pipes) <= set(run[1]))
+
+    def limited(self, **changes):
+        """run_case with the test limits changed (restored at the test's end)."""
+        saved = G.sb.TEST
+        G.sb.TEST = dataclasses.replace(saved, **changes)
+        self.addCleanup(setattr, G.sb, "TEST", saved)
+
+    def test_a_test_is_stopped_at_its_file_size_limit(self):
+        self.limited(file_size=1 << 20)
+        big = self.dir / "big"
+        o = self.outcome(f"line(event='start', test=name)\nopen({str(big)!r}, 'wb').write(b'x' * (2 << 20))\n"
+                         + PASSING.split("\n", 1)[1])
+        self.assertEqual(o.status, "failed")
+        self.assertRegex(o.message, "SIGXFSZ|File too large")  # Python ignores the signal: its write fails
+        self.assertLessEqual(big.stat().st_size, 1 << 20)
+
+    def test_a_test_is_stopped_at_its_memory_limit(self):
+        self.limited(memory=256 << 20)
+        o = self.outcome("line(event='start', test=name)\nheld = bytearray(512 << 20)\n" + PASSING.split("\n", 1)[1])
+        self.assertEqual(o.status, "failed")
+        if G.sb.Cgroups().root:  # killed by the cgroup, which says so
+            self.assertIn("ran out of its 256 MiB of host memory", o.message)
+
+    @unittest.skipUnless(G.sb.Cgroups().root, "no cgroup v2 subtree can be made here (the limits are rlimits)")
+    def test_a_test_is_stopped_at_its_process_and_thread_limit(self):
+        self.limited(tasks=16)
+        o = self.outcome("import threading, time\nline(event='start', test=name)\n"
+                         "for _ in range(64):\n    threading.Thread(target=time.sleep, args=(30,), daemon=True).start()\n"
+                         + PASSING.split("\n", 1)[1])
+        self.assertEqual(o.status, "failed")
+        self.assertIn("its limit of 16 processes and threads", o.message)
 
     def test_a_complete_report_passes(self):
         o = self.outcome(PASSING)
@@ -425,10 +458,16 @@ class Isolation(unittest.TestCase):
         log.write_text("========= Invalid __global__ read\n========= ERROR SUMMARY: 3 errors\n")
         self.assertEqual(h.sanitizer_errors(log), 3)
         log.write_text("========= RACECHECK SUMMARY: 2 hazards displayed (1 error, 1 warning)\n")
-        self.assertEqual(h.sanitizer_errors(log), 1)
+        self.assertEqual(h.sanitizer_errors(log, "racecheck"), 1)
         log.write_text("========= ERROR SUMMARY: 0 errors\n")
         self.assertEqual(h.sanitizer_errors(log), 0)
         self.assertIsNone(h.sanitizer_errors(self.dir / "missing.log"))
+        # Lines the code under test wrote into the log (its descriptor is
+        # inherited) come before the sanitizer's own summary, written last;
+        # and a memcheck log is read for memcheck's summary only.
+        log.write_text("========= ERROR SUMMARY: 0 errors\n========= RACECHECK SUMMARY: 0 hazards displayed "
+                       "(0 errors, 0 warnings)\n========= Invalid __global__ read\n========= ERROR SUMMARY: 1 error\n")
+        self.assertEqual(h.sanitizer_errors(log), 1)
 
 
     def test_without_a_sandbox_a_daemon_is_still_ended(self):
@@ -714,6 +753,17 @@ class Sandbox(unittest.TestCase):
                         "assert shutil.disk_usage('/dev/shm').total <= 256 << 20, shutil.disk_usage('/dev/shm')\n")
         self.assertEqual(o.status, "passed", o.message)
 
+    def test_a_build_sees_no_gpu_and_a_test_the_graded_one_only(self):
+        box = G.sb.Sandbox(tools=self.TOOLS)
+        listing = "import os\nprint(sorted(n for n in os.listdir('/dev') if n.startswith('nvidia')))"
+        seen = {}
+        for limits, gpu in ((G.sb.BUILD, None), (G.sb.TEST, ["nvidiactl"])):
+            r = h.run(box.wrap([PYTHON, "-c", listing], Path("/"), limits, gpu=gpu), self.dir, 30, sandboxed=True)
+            seen[limits.what] = r.output.strip()
+        self.assertEqual(seen["build"], "[]")
+        if Path("/dev/nvidiactl").exists():
+            self.assertEqual(seen["test"], "['nvidiactl']")
+
     def test_it_has_no_network(self):
         import socket
         with socket.socket() as server:  # a server on this machine's loopback, which a sandbox cannot reach
@@ -728,6 +778,22 @@ class Sandbox(unittest.TestCase):
 @unittest.skipUnless(G.sb.Sandbox(tools=("bwrap",)).available, "bubblewrap cannot start a sandbox here")
 class SandboxBwrap(Sandbox):
     TOOLS = ("bwrap",)
+
+
+class GpuNodes(unittest.TestCase):
+    def test_a_sandbox_is_shown_the_graded_gpu_node_only(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            driver, dev = Path(tmp) / "gpus", Path(tmp) / "dev"
+            dev.mkdir()
+            for name in ("nvidia0", "nvidia1", "nvidia3", "nvidiactl", "nvidia-uvm", "nvidia-caps", "null"):
+                (dev / name).touch()
+            for bus, minor, uuid in (("0000:07:00.0", 0, "GPU-aaaa"), ("0000:0f:00.0", 3, "GPU-bbbb")):
+                (driver / bus).mkdir(parents=True)
+                (driver / bus / "information").write_text(f"Model: \t\t NVIDIA H200\nGPU UUID: \t {uuid}\n"
+                                                           f"Device Minor: \t {minor}\n")
+            self.assertEqual(G.sb.gpu_nodes("GPU-bbbb", driver, dev), ["nvidia-caps", "nvidia-uvm", "nvidiactl",
+                                                                      "nvidia3"])
+            self.assertIsNone(G.sb.gpu_nodes("GPU-cccc", driver, dev))  # not the driver's: every node, said so
 
 
 class Scoring(unittest.TestCase):
