@@ -417,8 +417,8 @@ struct ResourceHog {
 # BUILD_TIMEOUT, whichever comes first): a build error, the part's questions 0.
 INCLUDE_BOMB = r"""
 #if __INCLUDE_LEVEL__ < 40
-#include __FILE__
-#include __FILE__
+#include "student.cu"
+#include "student.cu"
 #endif
 """
 
