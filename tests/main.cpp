@@ -335,7 +335,8 @@ int main(int argc, char* argv[]) {
         }
         const std::string noLarge = lab::test::large::tierDoesNotFit();
         std::cout << "GPU: " << lab::describeGpu(gpu) << "\ndevices: " << gpu.deviceCount
-                  << "\nfree MiB: " << (lab::freeDeviceBytes() >> 20) << "\nuuid: " << gpu.uuid
+                  << "\nfree MiB: " << (lab::freeDeviceBytes() >> 20)
+                  << "\ntotal MiB: " << (gpu.globalMemBytes >> 20) << "\nuuid: " << gpu.uuid
                   << "\nlarge tier: " << (noLarge.empty() ? "fits" : noLarge) << std::endl;
         tally.finished = true;
         return 0;

@@ -12,6 +12,7 @@ in the README (For instructors) and the handout (How your work is graded).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import csv
 import functools
 import hashlib
@@ -21,6 +22,7 @@ import queue
 import secrets
 import shlex
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
@@ -74,6 +76,9 @@ class Options:
         # Why the [large] tier is not graded ("" when it is): NO_LARGE=1, or a
         # GPU whose total memory cannot hold it (the lab's probe decides once).
         self.large_off = "" if self.large else "off (NO_LARGE=1)"
+        # Parts whose trusted [large] tier runs at once (fit_gpu: from the
+        # GPU's total memory and the host's).
+        self.large_jobs = 1
         sandbox_flag = getattr(args, "sandbox", None)
         self.sandbox_forced_off = sandbox_flag not in (None, "") and not _flag("SANDBOX", sandbox_flag)
         self.sandbox = sb.Sandbox(enabled=sandbox_flag in (None, "") or _flag("SANDBOX", sandbox_flag),
@@ -131,8 +136,9 @@ class Options:
         if not self.jobs_asked["case"]:
             self.case_jobs = max(1, min(self.case_jobs, free_mib // 4096))
 
-    def timeout_for(self, q: h.Question) -> float:
-        return self.timeout if self.timeout is not None else q.timeout * self.timeout_scale
+    def timeout_for(self, q: h.Question, case: h.TestCase) -> float:
+        """A test case's time limit: its own row of the points table, else its question's; TIMEOUT and TIMEOUT_SCALE win."""
+        return self.timeout if self.timeout is not None else q.timeouts.get(case.name, q.timeout) * self.timeout_scale
 
 
 def _positive(name, text) -> float:
@@ -227,6 +233,7 @@ def probe_gpu(base: Path, env: dict, opts: "Options | None" = None) -> tuple[boo
         count = int(fields.get("devices", "1"))
         if opts is not None:
             opts.fit_gpu(int(fields["free MiB"]) if fields.get("free MiB", "").isdigit() else None)
+            opts.large_jobs = large_jobs(int(fields.get("total MiB", "0") or 0), len(opts.parts))
             if opts.large and fields.get("large tier", "fits") != "fits":
                 opts.large, opts.large_off = False, "not graded on this GPU: " + fields["large tier"]
         return True, "GPU: " + fields["GPU"], count
@@ -235,12 +242,46 @@ def probe_gpu(base: Path, env: dict, opts: "Options | None" = None) -> tuple[boo
     return False, reason, 0
 
 
+# What one trusted [large] process holds at most, of the GPU's memory and of
+# the host's (two arrays of 2^31 ints, and the oracle's copies of them).
+LARGE_PROCESS_MIB = 24 * 1024
+
+
+def large_jobs(gpu_total_mib: int, parts: int) -> int:
+    """How many trusted [large] processes fit at once in the GPU's memory and the host's."""
+    host_mib = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") >> 20
+    return max(1, min(parts, gpu_total_mib // LARGE_PROCESS_MIB, host_mib // LARGE_PROCESS_MIB))
+
+
+@contextlib.contextmanager
+def large_slot(slots: int):
+    """One of `slots` places for a trusted [large] process on this machine,
+    shared by every grading on it (several make grade at once would otherwise
+    each start theirs and overfill the GPU's memory and the host's), waited
+    for. A place is a name in Linux's abstract socket namespace, held by
+    binding it: nothing on disk, and gone with the process that held it."""
+    while True:
+        for i in range(slots):
+            place = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            try:
+                place.bind(f"\0lab-large-tier-{os.geteuid()}-{i}")
+            except OSError:
+                place.close()
+                continue
+            try:
+                yield
+            finally:
+                place.close()
+            return
+        time.sleep(0.5)
+
+
 def _probe(base: Path, env: dict) -> dict[str, str]:
     """The lab's probe's lines (GPU, devices, free MiB, uuid, large tier; or no
     GPU), under `env`; "" holds how it ended when it failed."""
     r = h.run([str(base / "build" / "test_common")], base, PROBE_TIMEOUT,
               env={**kept_env(), **env, "LAB_PROBE_GPU": "1"})
-    keys = ("GPU", "no GPU", "devices", "free MiB", "uuid", "large tier")
+    keys = ("GPU", "no GPU", "devices", "free MiB", "total MiB", "uuid", "large tier")
     fields = {k: v.strip() for k, _, v in (ln.partition(":") for ln in r.output.splitlines()) if k in keys}
     if r.returncode != 0:
         fields.pop("GPU", None)
@@ -303,6 +344,7 @@ class TrustedRuns:
         self.lock = threading.Lock()
         self.done: dict[tuple, threading.Event] = {}
         self.results: dict[tuple, tuple[dict[str, h.Trusted], res.Stream]] = {}
+        self.seconds: dict[str, float] = {}  # each trusted run's, for the grading's log
         # The trusted results, where no sandboxed process can see them.
         self.private = Path(tempfile.mkdtemp(prefix="lab-trusted-", dir=opts.work_root))
 
@@ -310,15 +352,18 @@ class TrustedRuns:
         shutil.rmtree(self.private, ignore_errors=True)
 
     def run_all(self, parts: list[str], gpu_env: dict) -> None:
-        """Every tier of `parts` on this GPU, now: the ordinary tiers (quick,
-        little memory) and the [large] tier (the long pole) on two threads.
-        Returns when all have ended; what ran already is not run again."""
-        tiers = [threading.Thread(target=lambda large=large: [self.part(p, large, gpu_env) for p in parts])
-                 for large in (False, True)]
-        for t in tiers:
-            t.start()
-        for t in tiers:
-            t.join()
+        """Every tier of `parts` on this GPU, now, alone on it: every part's
+        ordinary tier at once (little memory), and the [large] tier (the long
+        pole: each process holds about 17 GiB of the GPU's memory and as much
+        of the host's) as many parts at once as both memories hold
+        (Options.large_jobs). Returns when all have ended; what ran already
+        is not run again."""
+        with ThreadPoolExecutor(max_workers=len(parts)) as pool:
+            ordinary = [pool.submit(self.part, p, False, gpu_env) for p in parts]
+            with ThreadPoolExecutor(max_workers=self.opts.large_jobs) as large_pool:
+                large = [large_pool.submit(self.part, p, True, gpu_env) for p in parts]
+            for f in ordinary + large:
+                f.result()
 
     def part(self, part: str, large: bool, gpu_env: dict) -> tuple[dict[str, h.Trusted], res.Stream]:
         """The tier's results; the first caller runs it, the others wait."""
@@ -347,9 +392,12 @@ class TrustedRuns:
         with open(stream, "wb") as sink:
             env = {**test_env(self.opts, gpu_env), "LAB_TRACE": "0", "LAB_CONFINE": "0", "LAB_REPORT": str(report),
                    "LAB_RESULTS_FD": str(sink.fileno())}
-            limit = 600 + sum(q.timeout for q in h.read_points(h.LAB, part).values()) * 20
-            r = h.run([str(self.base / "build" / "oracle" / f"test_{part}"), ",".join(c.name for c in cases)],
-                      self.base, limit, env=env, log=self.logs / name, pass_fds=(sink.fileno(),))
+            limit = 600 + sum(q.timeouts.get(c.name, q.timeout) for q in h.read_points(h.LAB, part).values()
+                              for c in q.tests) * 4
+            with large_slot(self.opts.large_jobs) if large else contextlib.nullcontext():
+                r = h.run([str(self.base / "build" / "oracle" / f"test_{part}"), ",".join(c.name for c in cases)],
+                          self.base, limit, env=env, log=self.logs / name, pass_fds=(sink.fileno(),))
+        self.seconds[f"{part}{' [large]' if large else ''}"] = r.seconds
         if r.returncode not in (0, 1):
             say(f"warning: the trusted run of {part} {h.describe_exit(r, limit)} (see {self.logs / name})")
         return h.read_report_ends(report), res.read_stream(stream)
@@ -657,6 +705,7 @@ def grade_one(submission: Path, out: Path, base: Path, opts: Options, student: s
             for large in (False, True):
                 judge_cases(g, part_results(part), large, claims[(part, large)], trusted.part(part, large, gpu_env))
         stamps.append(("", time.monotonic()))
+        log(f"  {student}: trusted runs: " + ", ".join(f"{k} {v:.0f} s" for k, v in trusted.seconds.items()))
         log(f"  {student}: " + ", ".join(f"{name} {b - a:.0f} s" for (name, a), (_, b) in zip(stamps, stamps[1:])))
         notes += g.notes
         if opts.large_off:
@@ -759,10 +808,10 @@ def run_cases(g: Grading, binary: Path, results: list[h.QuestionResult], large: 
     if large and not g.opts.large:
         return claims
     for r in results:
-        timeout = g.opts.timeout_for(r.question)
         for i, case in enumerate(r.question.tests):
             if case.large == large and case.name not in claims:
-                claims[case.name] = g.run_case(binary, case, g.logs / f"{r.question.qid}-{i + 1}.log", timeout)
+                claims[case.name] = g.run_case(binary, case, g.logs / f"{r.question.qid}-{i + 1}.log",
+                                               g.opts.timeout_for(r.question, case))
     return claims
 
 
@@ -819,7 +868,7 @@ def sanitize(g: Grading, parts: list[tuple[Path, list[h.QuestionResult]]]) -> No
                 qid = r.question.qid
                 owner[c.name] = qid
                 groups.setdefault(qid, []).append(c.name)
-                limits[qid] = limits.get(qid, 0) + g.opts.timeout_for(r.question)
+                limits[qid] = limits.get(qid, 0) + g.opts.timeout_for(r.question, c)
                 binaries[qid] = binary
 
     def one(qid: str, tool: str) -> int | None:

@@ -84,6 +84,7 @@ class Question:
     title: str
     tests: list[TestCase] = field(default_factory=list)
     weights: dict[str, float] = field(default_factory=dict)
+    timeouts: dict[str, float] = field(default_factory=dict)  # a test case's own time limit, where it has one
     report_points: float = 0.0  # read by a person from the student's report, never by the harness
 
     @property
@@ -115,10 +116,11 @@ def read_test_cases(lab: Path, part: str) -> list[TestCase]:
 
 
 def read_points(lab: Path, part: str) -> dict[str, Question]:
-    """Questions of a part with their test cases and weights (points_<part>.tsv)."""
+    """Questions of a part with their test cases, weights and time limits (points_<part>.tsv)."""
     path = lab / "tests" / f"points_{part}.tsv"
     questions: dict[str, Question] = {}
     weights: dict[str, float] = {}
+    timeouts: dict[str, float] = {}
     for number, line in enumerate(path.read_text().splitlines(), 1):
         if not line.strip() or line.startswith("#"):
             continue
@@ -131,6 +133,9 @@ def read_points(lab: Path, part: str) -> dict[str, Question]:
             if cols[0] == "weight" and len(cols) == 3:
                 weights[cols[2]] = float(cols[1])
                 continue
+            if cols[0] == "timeout" and len(cols) == 3 and float(cols[1]) > 0:
+                timeouts[cols[2]] = float(cols[1])
+                continue
             if cols[0] == "report" and len(cols) == 3 and cols[1] in questions:
                 questions[cols[1]].report_points = float(cols[2])
                 continue
@@ -139,15 +144,17 @@ def read_points(lab: Path, part: str) -> dict[str, Question]:
         raise GradingError(f"{path}:{number}: cannot read this row: {line!r}")
     cases = read_test_cases(lab, part)
     names = {c.name for c in cases}
-    for name in weights:
+    for name in [*weights, *timeouts]:
         if name not in names:
-            raise GradingError(f"{path}: weight for unknown test case {name!r}")
+            raise GradingError(f"{path}: weight or timeout for unknown test case {name!r}")
     for case in cases:
         for qid in case.questions:
             if qid not in questions:
                 raise GradingError(f"test {case.name!r} is tagged {qid}, which {path} does not list")
             questions[qid].tests.append(case)
             questions[qid].weights[case.name] = weights.get(case.name, 1.0)
+            if case.name in timeouts:
+                questions[qid].timeouts[case.name] = timeouts[case.name]
     for q in questions.values():
         if sum(q.weights.values()) <= 0:
             raise GradingError(f"{path}: {q.qid} has no test case that carries points")

@@ -781,6 +781,29 @@ class SandboxBwrap(Sandbox):
     TOOLS = ("bwrap",)
 
 
+class TrustedLargeSlots(unittest.TestCase):
+    def test_trusted_large_processes_take_turns_machine_wide(self):
+        import threading
+        inside, most = [0], [0]
+
+        def one():
+            with G.large_slot(2):
+                inside[0] += 1
+                most[0] = max(most[0], inside[0])
+                time.sleep(0.3)
+                inside[0] -= 1
+
+        threads = [threading.Thread(target=one) for _ in range(5)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        self.assertEqual(most[0], 2)
+        self.assertEqual(G.large_jobs(143771, 4), min(4, (os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") >> 20)
+                                                    // G.LARGE_PROCESS_MIB) or 1)
+        self.assertEqual(G.large_jobs(16000, 4), 1)
+
+
 class GpuNodes(unittest.TestCase):
     def test_a_sandbox_is_shown_the_graded_gpu_node_only(self):
         with tempfile.TemporaryDirectory() as tmp:
