@@ -70,6 +70,8 @@ class Tables(unittest.TestCase):
         for q in questions.values():
             self.assertTrue(q.tests, q.qid)
             self.assertGreater(q.timeout, 0)
+            for name, seconds in q.timeouts.items():  # a test's own limit only ever lengthens its question's
+                self.assertGreater(seconds, q.timeout, name)
             self.assertTrue(0 <= q.sanitizer_penalty <= 1)
             row = next(line for line in handout.splitlines() if line.startswith(f"| {q.qid} |"))
             cells = [c.strip() for c in re.split(r"(?<!\\)\|", row)[1:-1]]
