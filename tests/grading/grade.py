@@ -393,13 +393,17 @@ class TrustedRuns:
         with ThreadPoolExecutor(max_workers=len(cases)) as pool:
             pieces = list(pool.map(lambda ic: self._process(part, [ic[1]], f"{stem}-{ic[0]}", gpu_env,
                                                             f"{part} [large] {ic[0] + 1}"), enumerate(cases)))
-        ends, stream = {}, res.Stream(self.private / stem)
-        for piece_ends, piece in pieces:
-            ends.update(piece_ends)
-            stream.tests.update(piece.tests)
-            stream.ended |= piece.ended
-            stream.problem = stream.problem or piece.problem
-        return ends, stream
+        # One stream of them all: frames carry their test's name, so the
+        # pieces' files, one after another, are a stream (a piece cut short is
+        # left out: its tests then have no trusted results, a lab error).
+        ends, combined = {}, self.private / f"{stem}.results"
+        with open(combined, "wb") as out:
+            for piece_ends, piece in pieces:
+                ends.update(piece_ends)
+                if not piece.problem:
+                    with open(piece.path, "rb") as f:
+                        shutil.copyfileobj(f, out)
+        return ends, res.read_stream(combined)
 
     def _process(self, part: str, cases: list[h.TestCase], stem: str, gpu_env: dict, label: str
                  ) -> tuple[dict[str, h.Trusted], res.Stream]:
@@ -500,7 +504,7 @@ class Grading:
         and the results (LAB_RESULTS_FD) going to pipes whose other ends only
         the harness holds, copied into `stem`.report and `stem`.results up to
         their caps (0: read and dropped). With `log_cap`, a third pipe for a
-        log the command names as "{log}" in `cmd` (/dev/fd/N), kept in
+        log the command names as "{log}" in `cmd` (/proc/self/fd/N), kept in
         `stem`.log: nothing is written on disk."""
         pipes = [os.pipe() for _ in range(3 if log_cap else 2)]
         collectors = [res.Collector(read_end, stem.with_suffix(suffix), cap)
@@ -508,7 +512,11 @@ class Grading:
                                                             (results_cap, report_cap, log_cap))]
         ends = tuple(write_end for _, write_end in pipes)
         if log_cap:
-            cmd = [a.replace("{log}", f"/dev/fd/{ends[2]}") for a in cmd]
+            # A program opens the log by name (/proc/self/fd/N: a sandbox's /dev
+            # has no fd/); the pipe, the harness's, must let the sandbox's user
+            # open it so. Only a process that holds its end can name it.
+            os.fchmod(ends[2], 0o622)
+            cmd = [a.replace("{log}", f"/proc/self/fd/{ends[2]}") for a in cmd]
         try:
             r = self.sandboxed(cmd, [], timeout, log, limits, pass_fds=ends,
                                env={**(env or self.env), "LAB_RESULTS_FD": str(ends[0]), "LAB_REPORT_FD": str(ends[1])})

@@ -767,6 +767,18 @@ class Sandbox(unittest.TestCase):
         if Path("/dev/nvidiactl").exists():
             self.assertEqual(seen["test"], "['nvidiactl']")
 
+    def test_a_log_it_names_goes_to_the_harness_through_a_pipe(self):
+        # As the sanitizer's log and the demos' CSV: "{log}" names a pipe's end.
+        g = self.iso.grading(True)
+        g.opts.sandbox = G.sb.Sandbox(hidden=(h.LAB,), tools=self.TOOLS)
+        g.opts.sandbox.own(self.dir)
+        r, results, report, log = g.sandboxed_with_pipes(["/bin/sh", "-c", 'echo written > "$1"', "sh", "{log}"],
+                                                         G.sb.TEST, 30, self.dir / "out.log", self.dir / "stem", 0, 0,
+                                                         log_cap=1 << 20)
+        results.wait()
+        report.wait()
+        self.assertEqual((r.returncode, log.wait().read_text()), (0, "written\n"), r.output)
+
     def test_it_has_no_network(self):
         import socket
         with socket.socket() as server:  # a server on this machine's loopback, which a sandbox cannot reach
