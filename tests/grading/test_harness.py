@@ -795,6 +795,26 @@ class SandboxBwrap(Sandbox):
     TOOLS = ("bwrap",)
 
 
+class LimitsTable(unittest.TestCase):
+    def test_the_readmes_limits_are_the_sandboxs(self):
+        readme = (h.LAB / "README.md").read_text()
+        rows = {}
+        for line in readme.splitlines():
+            cells = [c.strip() for c in line.strip().strip("|").split("|")]
+            if line.strip().startswith("|") and len(cells) == 4:
+                rows[cells[0]] = cells[1:]
+        kinds = (G.sb.BUILD, G.sb.TEST, G.sb.SANITIZED)
+        self.assertEqual(rows["host memory, its `/tmp` and `/dev/shm` included"],
+                         [G.sb.describe_bytes(k.memory) for k in kinds])
+        self.assertEqual(rows["processes and threads"], [str(k.tasks) for k in kinds])
+        self.assertEqual(rows["largest file it writes"], [G.sb.describe_bytes(k.file_size) for k in kinds])
+        self.assertEqual(rows["private `/tmp`"], [k.tmp for k in kinds])
+        self.assertEqual(rows["private `/dev/shm`"], [k.shm for k in kinds])
+        prose = " ".join(readme.split())
+        self.assertIn(f"{G.sb.NPROC_WITHOUT_CGROUP} processes per user", prose)
+        self.assertIn(f"program of more than {G.BINARY_CAP >> 20} MiB", prose)
+
+
 class TrustedLargeSlots(unittest.TestCase):
     def test_trusted_large_processes_take_turns_machine_wide(self):
         import threading
