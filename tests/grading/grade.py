@@ -76,8 +76,8 @@ class Options:
         # Why the [large] tier is not graded ("" when it is): NO_LARGE=1, or a
         # GPU whose total memory cannot hold it (the lab's probe decides once).
         self.large_off = "" if self.large else "off (NO_LARGE=1)"
-        # Parts whose trusted [large] tier runs at once (fit_gpu: from the
-        # GPU's total memory and the host's).
+        # Trusted [large] processes at once on this machine (large_slot's
+        # places; probe_gpu sets it from the GPU's total memory and the host's).
         self.large_jobs = 1
         sandbox_flag = getattr(args, "sandbox", None)
         self.sandbox_forced_off = sandbox_flag not in (None, "") and not _flag("SANDBOX", sandbox_flag)
@@ -237,9 +237,7 @@ def probe_gpu(base: Path, env: dict, opts: "Options | None" = None) -> tuple[boo
             if opts.large and fields.get("large tier", "fits") != "fits":
                 opts.large, opts.large_off = False, "not graded on this GPU: " + fields["large tier"]
         return True, "GPU: " + fields["GPU"], count
-    lines = [f"{k}: {v}" for k, v in fields.items()]
-    reason = next((ln for ln in lines if ln.startswith("no GPU:")), "no GPU: " + fields.get("", "the probe failed"))
-    return False, reason, 0
+    return False, "no GPU: " + fields.get("no GPU", fields.get("", "the probe failed")), 0
 
 
 # What one trusted [large] process holds at most, of the GPU's memory and of
@@ -352,17 +350,13 @@ class TrustedRuns:
         shutil.rmtree(self.private, ignore_errors=True)
 
     def run_all(self, parts: list[str], gpu_env: dict) -> None:
-        """Every tier of `parts` on this GPU, now, alone on it: every part's
-        ordinary tier at once (little memory), and the [large] tier (the long
-        pole: each process holds about 17 GiB of the GPU's memory and as much
-        of the host's) as many parts at once as both memories hold
-        (Options.large_jobs). Returns when all have ended; what ran already
-        is not run again."""
-        with ThreadPoolExecutor(max_workers=len(parts)) as pool:
-            ordinary = [pool.submit(self.part, p, False, gpu_env) for p in parts]
-            with ThreadPoolExecutor(max_workers=self.opts.large_jobs) as large_pool:
-                large = [large_pool.submit(self.part, p, True, gpu_env) for p in parts]
-            for f in ordinary + large:
+        """Every tier of `parts` on this GPU, now, alone on it, all at once:
+        the ordinary tiers take little memory, and the [large] tier's
+        processes (about 17 GiB of the GPU's memory and as much of the host's
+        each) wait for a place (large_slot). Returns when all have ended; what
+        ran already is not run again."""
+        with ThreadPoolExecutor(max_workers=2 * len(parts)) as pool:
+            for f in [pool.submit(self.part, p, large, gpu_env) for p in parts for large in (False, True)]:
                 f.result()
 
     def part(self, part: str, large: bool, gpu_env: dict) -> tuple[dict[str, h.Trusted], res.Stream]:
@@ -387,7 +381,7 @@ class TrustedRuns:
         if not cases or (large and not self.opts.large):
             return {}, res.Stream(self.private / stem)
         if not large:
-            return self._process(part, cases, stem, gpu_env, f"{part}")
+            return self._process(part, cases, stem, gpu_env, part)
         # The [large] tier: a process per test case (each holds a place,
         # large_slot), so that the tier takes its longest case, not their sum.
         with ThreadPoolExecutor(max_workers=len(cases)) as pool:

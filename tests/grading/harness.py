@@ -523,21 +523,18 @@ def run(cmd: list[str], cwd: Path, timeout: float, env: dict | None = None, log:
 
 
 def describe_exit(r: Run, timeout: float) -> str:
-    if r.limit:
-        return _describe_exit(r, timeout) + f" ({r.limit})"
-    return _describe_exit(r, timeout)
-
-
-def _describe_exit(r: Run, timeout: float) -> str:
+    """How a run ended, with the sandbox's limit it ran into, if any."""
     if r.timed_out:
-        return f"timed out after {timeout:g} s (a hang, or far too slow) and was killed"
-    if r.returncode < 0:
+        how = f"timed out after {timeout:g} s (a hang, or far too slow) and was killed"
+    elif r.returncode < 0:
         try:
             name = signal.Signals(-r.returncode).name
         except ValueError:
             name = f"signal {-r.returncode}"
-        return f"crashed ({name})"
-    return f"ended with exit status {r.returncode}"
+        how = f"crashed ({name})"
+    else:
+        how = f"ended with exit status {r.returncode}"
+    return how + (f" ({r.limit})" if r.limit else "")
 
 
 # ---------------------------------------------------------------- files a test leaves
