@@ -8,6 +8,7 @@
 #include "../common/merge_rule.hpp"
 #include "../common/study.hpp"
 #include "../common/tagged.hpp"
+#include "oracle/oracle.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -140,6 +141,34 @@ Cli demoCli() {
 }
 
 }  // namespace
+
+TEST_CASE("The trusted host sorts and merges equal std::sort and std::merge on every size", "[common]") {
+    // The [large] tier's sizes take the radix sort and the threaded merge; a
+    // few million values take the same paths here.
+    for (long long n : {0LL, 1LL, 1000LL, (1LL << 24) - 1, (1LL << 24) + 12345}) {
+        INFO("n = " << n);
+        std::vector<int> keys = randomKeys(static_cast<std::size_t>(n), 11);
+        if (n > 3) keys[0] = INT_MIN, keys[1] = INT_MAX, keys[2] = -1, keys[3] = 0;
+        oracle::Host<int> sorted(keys.begin(), keys.end());
+        oracle::stableSort(sorted);
+        std::sort(keys.begin(), keys.end());
+        CHECK(std::equal(sorted.begin(), sorted.end(), keys.begin(), keys.end()));
+    }
+    for (long long n : {1000LL, (1LL << 22) + 7}) {
+        INFO("tagged, n = " << n);
+        const std::vector<Tagged> tagged = tagKeys(makeKeys(InputKind::FewDistinct, static_cast<std::size_t>(n), 5), 0);
+        oracle::Host<Tagged> sorted(tagged.begin(), tagged.end());
+        oracle::stableSort(sorted);
+        std::vector<Tagged> expected = tagged;
+        std::stable_sort(expected.begin(), expected.end());
+        CHECK(std::equal(sorted.begin(), sorted.end(), expected.begin(), expected.end()));
+        oracle::Host<Tagged> merged = oracle::hostArray<Tagged>(n + n / 3);
+        oracle::merge(expected.begin(), n, expected.begin(), n / 3, merged.begin());
+        std::vector<Tagged> mergedExpected(merged.size());
+        std::merge(expected.begin(), expected.end(), expected.begin(), expected.begin() + n / 3, mergedExpected.begin());
+        CHECK(std::equal(merged.begin(), merged.end(), mergedExpected.begin(), mergedExpected.end()));
+    }
+}
 
 TEST_CASE("The merge rule takes A unless B is strictly smaller, and ends with the arrays", "[common]") {
     const int A[] = {1, 5, 5}, B[] = {5, 7};

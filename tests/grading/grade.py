@@ -91,6 +91,8 @@ class Options:
         # Sanitized runs (one per question and tool) this many at a time.
         self.sanitize_jobs = max(1, int(_positive("SANITIZE_JOBS", getattr(args, "sanitize_jobs", None)
                                                   or min(12, (os.cpu_count() or 2) * 3 // 4) or 1)))
+        # Trusted processes at once (one per test case; the [large] ones also wait for a place).
+        self.trusted_jobs = os.cpu_count() or 2
         # Parts whose ordinary test cases run at once (1: one test process at a time).
         self.case_jobs = max(1, int(_positive("CASE_JOBS", getattr(args, "case_jobs", None) or str(CASE_JOBS))))
         self.jobs_asked = {"sanitize": bool(getattr(args, "sanitize_jobs", None)),
@@ -135,6 +137,7 @@ class Options:
             self.sanitize_jobs = max(1, min(self.sanitize_jobs, free_mib // 2048))
         if not self.jobs_asked["case"]:
             self.case_jobs = max(1, min(self.case_jobs, free_mib // 4096))
+        self.trusted_jobs = max(1, min(self.trusted_jobs, free_mib // 1024))
 
     def timeout_for(self, q: h.Question, case: h.TestCase) -> float:
         """A test case's time limit: its own row of the points table, else its question's; TIMEOUT and TIMEOUT_SCALE win."""
@@ -334,15 +337,15 @@ def test_env(opts: Options, gpu_env: dict) -> dict:
 class TrustedRuns:
     """The graders run on the trusted host implementation (build/oracle/, no
     student code): the results every student run must reproduce. Run once per
-    part, tier (the ordinary tests, then the [large] tier) and GPU for a
-    grading run; grade-all's workers share one."""
+    GPU for a grading run, every part and tier; grade-all's workers share one."""
 
     def __init__(self, base: Path, opts: Options, logs: Path):
         self.base, self.opts, self.logs = base, opts, logs
         self.lock = threading.Lock()
-        self.done: dict[tuple, threading.Event] = {}
-        self.results: dict[tuple, tuple[dict[str, h.Trusted], res.Stream]] = {}
-        self.seconds: dict[str, float] = {}  # each trusted run's, for the grading's log
+        self.done: dict[str, threading.Event] = {}  # per GPU
+        self.results: dict[tuple, tuple[dict[str, h.Trusted], res.Stream]] = {}  # (part, large, GPU)
+        self.seconds: dict[str, float] = {}  # each test case's trusted run
+        self.wall: dict[str, float] = {}  # per GPU, for the grading's log
         # The trusted results, where no sandboxed process can see them.
         self.private = Path(tempfile.mkdtemp(prefix="lab-trusted-", dir=opts.work_root))
 
@@ -350,74 +353,82 @@ class TrustedRuns:
         shutil.rmtree(self.private, ignore_errors=True)
 
     def run_all(self, parts: list[str], gpu_env: dict) -> None:
-        """Every tier of `parts` on this GPU, now, alone on it, all at once:
-        the ordinary tiers take little memory, and the [large] tier's
-        processes (about 17 GiB of the GPU's memory and as much of the host's
-        each) wait for a place (large_slot). Returns when all have ended; what
-        ran already is not run again."""
-        with ThreadPoolExecutor(max_workers=2 * len(parts)) as pool:
-            for f in [pool.submit(self.part, p, large, gpu_env) for p in parts for large in (False, True)]:
-                f.result()
-
-    def part(self, part: str, large: bool, gpu_env: dict) -> tuple[dict[str, h.Trusted], res.Stream]:
-        """The tier's results; the first caller runs it, the others wait."""
-        key = (part, large, gpu_env.get("CUDA_VISIBLE_DEVICES", ""))
+        """Every tier of `parts` on this GPU, now, alone on it; returns when
+        all have ended. The first caller for a GPU runs them, others wait."""
+        gpu = gpu_env.get("CUDA_VISIBLE_DEVICES", "")
         with self.lock:
-            event = self.done.get(key)
+            event = self.done.get(gpu)
             mine = event is None
             if mine:
-                event = self.done[key] = threading.Event()
+                event = self.done[gpu] = threading.Event()
         if mine:
             try:
-                self.results[key] = self._run(part, large, gpu_env)
+                self._run_all(parts, gpu_env)
             finally:
                 event.set()
         event.wait()
-        return self.results.get(key, ({}, res.Stream(self.private / "none")))
 
-    def _run(self, part: str, large: bool, gpu_env: dict) -> tuple[dict[str, h.Trusted], res.Stream]:
-        cases = [c for c in h.read_test_cases(h.LAB, part) if c.large == large]
-        stem = f"{part}{'-large' if large else ''}{gpu_env.get('CUDA_VISIBLE_DEVICES', '')}"
-        if not cases or (large and not self.opts.large):
-            return {}, res.Stream(self.private / stem)
-        if not large:
-            return self._process(part, cases, stem, gpu_env, part)
-        # The [large] tier: a process per test case (each holds a place,
-        # large_slot), so that the tier takes its longest case, not their sum.
-        with ThreadPoolExecutor(max_workers=len(cases)) as pool:
-            pieces = list(pool.map(lambda ic: self._process(part, [ic[1]], f"{stem}-{ic[0]}", gpu_env,
-                                                            f"{part} [large] {ic[0] + 1}"), enumerate(cases)))
-        # One stream of them all: frames carry their test's name, so the
+    def part(self, part: str, large: bool, gpu_env: dict) -> tuple[dict[str, h.Trusted], res.Stream]:
+        """The tier's results (how each test ended, what it handed over)."""
+        self.run_all(self.opts.parts, gpu_env)
+        gpu = gpu_env.get("CUDA_VISIBLE_DEVICES", "")
+        return self.results.get((part, large, gpu), ({}, res.Stream(self.private / "none")))
+
+    def limit(self, part: str, case: h.TestCase) -> float:
+        """A trusted process's time limit: generous (a trusted run cut short is a lab error)."""
+        return 600 + 4 * max((q.timeouts.get(case.name, q.timeout) for q in h.read_points(h.LAB, part).values()
+                              if case in q.tests), default=60)
+
+    def _run_all(self, parts: list[str], gpu_env: dict) -> None:
+        """A process per test case, TRUSTED_JOBS at a time, the [large] ones
+        first and each holding a place (large_slot), then the longest limits
+        first: the runs take about their longest case, not a part's sum."""
+        started = time.monotonic()
+        gpu = gpu_env.get("CUDA_VISIBLE_DEVICES", "")
+        jobs = [(part, c) for part in parts for c in h.read_test_cases(h.LAB, part) if self.opts.large or not c.large]
+        jobs.sort(key=lambda job: (not job[1].large, -self.limit(*job)))
+        with ThreadPoolExecutor(max_workers=max(1, self.opts.trusted_jobs)) as pool:
+            pieces = list(pool.map(lambda ij: self._process(ij[1][0], ij[1][1], f"{ij[1][0]}{gpu}-{ij[0]}", gpu_env),
+                                   enumerate(jobs)))
+        # One stream per part and tier: frames carry their test's name, so the
         # pieces' files, one after another, are a stream (a piece cut short is
         # left out: its tests then have no trusted results, a lab error).
-        ends, combined = {}, self.private / f"{stem}.results"
-        with open(combined, "wb") as out:
-            for piece_ends, piece in pieces:
-                ends.update(piece_ends)
-                if not piece.problem:
-                    with open(piece.path, "rb") as f:
-                        shutil.copyfileobj(f, out)
-        return ends, res.read_stream(combined)
+        for part in parts:
+            for large in (False, True):
+                ends, combined = {}, self.private / f"{part}{'-large' if large else ''}{gpu}.results"
+                with open(combined, "wb") as out:
+                    for (p, case), (piece_ends, piece) in zip(jobs, pieces):
+                        if p == part and case.large == large:
+                            ends.update(piece_ends)
+                            if not piece.problem:
+                                with open(piece.path, "rb") as f:
+                                    shutil.copyfileobj(f, out)
+                self.results[(part, large, gpu)] = (ends, res.read_stream(combined))
+        self.wall[gpu] = time.monotonic() - started
 
-    def _process(self, part: str, cases: list[h.TestCase], stem: str, gpu_env: dict, label: str
-                 ) -> tuple[dict[str, h.Trusted], res.Stream]:
-        """One trusted process running `cases`: how each ended, and its results."""
+    def _process(self, part: str, case: h.TestCase, stem: str, gpu_env: dict) -> tuple[dict[str, h.Trusted], res.Stream]:
+        """One trusted process running one test case: how it ended, and its results."""
         self.logs.mkdir(parents=True, exist_ok=True)
         name = f"trusted-{stem}.log"
         report, stream = self.private / f"{stem}.jsonl", self.private / f"{stem}.results"
-        large = cases[0].large
         with open(stream, "wb") as sink:
             env = {**test_env(self.opts, gpu_env), "LAB_TRACE": "0", "LAB_CONFINE": "0", "LAB_REPORT": str(report),
                    "LAB_RESULTS_FD": str(sink.fileno())}
-            limit = 600 + sum(q.timeouts.get(c.name, q.timeout) for q in h.read_points(h.LAB, part).values()
-                              for c in q.tests if c in cases) * 4
-            with large_slot(self.opts.large_jobs) if large else contextlib.nullcontext():
-                r = h.run([str(self.base / "build" / "oracle" / f"test_{part}"), ",".join(c.name for c in cases)],
+            limit = self.limit(part, case)
+            with large_slot(self.opts.large_jobs) if case.large else contextlib.nullcontext():
+                r = h.run([str(self.base / "build" / "oracle" / f"test_{part}"), case.name],
                           self.base, limit, env=env, log=self.logs / name, pass_fds=(sink.fileno(),))
-        self.seconds[label] = r.seconds
+        self.seconds[case.name] = r.seconds
         if r.returncode not in (0, 1):
-            say(f"warning: the trusted run of {part} {h.describe_exit(r, limit)} (see {self.logs / name})")
+            say(f"warning: the trusted run of {part}'s {case.name!r} {h.describe_exit(r, limit)} "
+                f"(see {self.logs / name})")
         return h.read_report_ends(report), res.read_stream(stream)
+
+    def summary(self) -> str:
+        """For the grading's log: the runs' wall time and their longest cases."""
+        longest = sorted(self.seconds.items(), key=lambda kv: -kv[1])[:3]
+        return (f"{sum(self.wall.values()):.0f} s for {len(self.seconds)} processes; longest "
+                + ", ".join(f"{name} {sec:.0f} s" for name, sec in longest))
 
 
 # ---------------------------------------------------------------- one submission
@@ -640,6 +651,7 @@ def grade_one(submission: Path, out: Path, base: Path, opts: Options, student: s
     record. `work`: a copy already prepared (prepare_work), kept afterwards; by
     default a temporary one outside the lab. results.json says INCOMPLETE until
     every process of the submission is gone and the verdict is written."""
+    stamps = [("preparing", time.monotonic())]
     out.mkdir(parents=True, exist_ok=True)
     h.write_atomically(out / "results.json", json.dumps(h.incomplete_json("grading did not finish"), indent=2))
     logs = out / "logs"
@@ -672,7 +684,7 @@ def grade_one(submission: Path, out: Path, base: Path, opts: Options, student: s
         # The parts build at once (each is mostly one nvcc run on its
         # student.cu; everything they share is already in the base).
         graded = [part for part, _ in h.PARTS if part in opts.parts]
-        stamps = [("builds", time.monotonic())]
+        stamps.append(("builds", time.monotonic()))
         log(f"  {student}: building {', '.join(graded)}")
         with ThreadPoolExecutor(max_workers=max(1, len(graded))) as pool:
             builds = dict(zip(graded, pool.map(lambda part: build_part(g, base, part), graded)))
@@ -703,18 +715,10 @@ def grade_one(submission: Path, out: Path, base: Path, opts: Options, student: s
         def part_results(part: str) -> list[h.QuestionResult]:
             return [r for r in results.values() if r.question.part == part]
 
-        claims: dict[tuple[str, bool], Claims] = {}
         stamps.append(("trusted runs", time.monotonic()))
         oracle.join()
         stamps.append(("tests", time.monotonic()))
-        # CASE_JOBS parts' ordinary tests at once (each part's one by one).
-        with ThreadPoolExecutor(max_workers=opts.case_jobs) as pool:
-            for part, got in zip(built, pool.map(lambda p: run_cases(g, binary_of(work, p), part_results(p), False), built)):
-                claims[(part, False)] = got
-        stamps.append(("[large] tests", time.monotonic()))
-        # The [large] tier fills much of the GPU's memory: one part at a time.
-        for part in built:
-            claims[(part, True)] = run_cases(g, binary_of(work, part), part_results(part), True)
+        claims = run_cases(g, {part: part_results(part) for part in built}, trusted.seconds)
         stamps.append(("sanitizers", time.monotonic()))
         # After the graded runs, never beside them: the GPU time-slices between
         # processes, and sanitized kernels beside a graded test pushed the
@@ -726,7 +730,7 @@ def grade_one(submission: Path, out: Path, base: Path, opts: Options, student: s
             for large in (False, True):
                 judge_cases(g, part_results(part), large, claims[(part, large)], trusted.part(part, large, gpu_env))
         stamps.append(("", time.monotonic()))
-        log(f"  {student}: trusted runs: " + ", ".join(f"{k} {v:.0f} s" for k, v in trusted.seconds.items()))
+        log(f"  {student}: trusted runs: {trusted.summary()}")
         log(f"  {student}: " + ", ".join(f"{name} {b - a:.0f} s" for (name, a), (_, b) in zip(stamps, stamps[1:])))
         notes += g.notes
         if opts.large_off:
@@ -820,19 +824,35 @@ def _gpu_name(csv_path: Path) -> str:
 Claims = dict[str, tuple[h.Outcome, res.Stream]]
 
 
-def run_cases(g: Grading, binary: Path, results: list[h.QuestionResult], large: bool) -> Claims:
-    """Runs the part's test cases of one tier ([large] or not), one at a time:
-    what each process claims and the results it handed over, by test name (a
-    test tagged with two questions runs once; the [large] tier not at all with
-    NO_LARGE=1)."""
-    claims: Claims = {}
-    if large and not g.opts.large:
-        return claims
-    for r in results:
-        for i, case in enumerate(r.question.tests):
-            if case.large == large and case.name not in claims:
-                claims[case.name] = g.run_case(binary, case, g.logs / f"{r.question.qid}-{i + 1}.log",
+def run_cases(g: Grading, parts: dict[str, list[h.QuestionResult]], expected: dict[str, float]
+              ) -> dict[tuple[str, bool], Claims]:
+    """Runs every test case of the built `parts`, each in a process of its
+    own: what each claims and the results it handed over, by part, tier and
+    test name (a test tagged with two questions runs once). The ordinary
+    cases CASE_JOBS at a time, the longest first (by `expected`, the trusted
+    run's seconds); beside them the [large] tier's, one at a time and each
+    holding a place (large_slot: each fills much of the GPU's memory), none
+    with NO_LARGE=1."""
+    jobs: dict[tuple[str, str], tuple] = {}
+    for part, results in parts.items():
+        for r in results:
+            for i, case in enumerate(r.question.tests):
+                if (part, case.name) not in jobs and (g.opts.large or not case.large):
+                    jobs[(part, case.name)] = (part, case, g.logs / f"{r.question.qid}-{i + 1}.log",
                                                g.opts.timeout_for(r.question, case))
+
+    def run(job):
+        part, case, log, timeout = job
+        with large_slot(g.opts.large_jobs) if case.large else contextlib.nullcontext():
+            return g.run_case(binary_of(g.work, part), case, log, timeout)
+
+    ordinary = sorted((j for j in jobs.values() if not j[1].large), key=lambda j: -expected.get(j[1].name, 0))
+    large = [j for j in jobs.values() if j[1].large]
+    with ThreadPoolExecutor(max_workers=g.opts.case_jobs) as pool, ThreadPoolExecutor(max_workers=1) as lane:
+        futures = [pool.submit(run, j) for j in ordinary] + [lane.submit(run, j) for j in large]
+        claims: dict[tuple[str, bool], Claims] = {(part, large): {} for part in parts for large in (False, True)}
+        for (part, case, _, _), f in zip(ordinary + large, futures):
+            claims[(part, case.large)][case.name] = f.result()
     return claims
 
 

@@ -451,9 +451,13 @@ def become_subreaper() -> None:
 
 
 def reap_orphans() -> None:
-    """Kills the harness's children that no run() is waiting on: what a test
-    left behind after its own process ended."""
-    me = str(os.getpid())
+    """Kills what a test left behind after its own process ended: the
+    harness's children (as subreaper) that no run() is waiting on and that are
+    not in the harness's own session. run() starts every command in a session
+    of its own, and whatever a command starts stays in that session or makes
+    one of its own; the tools the harness calls itself (nm, readelf, ...) stay
+    in the harness's session, and are never taken for orphans."""
+    me, my_session = str(os.getpid()), str(os.getsid(0))
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
@@ -464,7 +468,7 @@ def reap_orphans() -> None:
         pid = int(entry.name)
         with _active_lock:
             mine = pid in _active
-        if fields[1] == me and not mine:
+        if fields[1] == me and fields[3] != my_session and not mine:
             try:
                 os.kill(pid, signal.SIGKILL)
                 os.waitpid(pid, 0)

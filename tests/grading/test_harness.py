@@ -481,6 +481,19 @@ class Isolation(unittest.TestCase):
         time.sleep(3)
         self.assertFalse(marker.exists(), "a process the test left behind outlived it")
 
+    def test_a_tool_the_harness_runs_itself_is_no_orphan(self):
+        # nm and readelf run beside the graded processes (symbols.py): the
+        # reaping after another run's end once killed them ("nm exited -9").
+        h.become_subreaper()
+        tool = subprocess.Popen(["sleep", "30"])
+        try:
+            h.reap_orphans()
+            h.run(["true"], self.dir, 5)  # reaps at its end, as every run does
+            self.assertIsNone(tool.poll(), "reap_orphans killed a process of the harness's own")
+        finally:
+            tool.kill()
+            tool.wait()
+
     def test_a_test_binary_changed_after_the_build_does_not_run(self):
         g = self.grading(False)
         binary = fake_binary(self.dir, "line(event='start', test=name)\n")

@@ -18,24 +18,16 @@
 #include "../../common/cuda_check.hpp"
 
 #include <algorithm>
+#include <array>
+#include <cstring>
+#include <memory>
+#include <utility>
 #include <cstddef>
 #include <thread>
 #include <type_traits>
 #include <vector>
 
 namespace lab::oracle {
-
-template <class T>
-std::vector<T> download(const T* device, long long n) {
-    std::vector<T> host(static_cast<std::size_t>(n));
-    if (n > 0) CUDA_CHECK(cudaMemcpy(host.data(), device, host.size() * sizeof(T), cudaMemcpyDeviceToHost));
-    return host;
-}
-
-template <class T>
-void upload(T* device, const std::vector<T>& host) {
-    if (!host.empty()) CUDA_CHECK(cudaMemcpy(device, host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice));
-}
 
 // f(first, last) over [0, n) split among the machine's cores, each taking
 // at least `grain` indices.
@@ -58,6 +50,48 @@ void forEachSegment(long long n, long long seg, F f) {
             for (long long p = first; p < last; ++p) f(p);
         },
         std::max(1LL, (1LL << 16) / std::max(1LL, seg)));  // about 2^16 values a worker at least
+}
+
+// A host array whose values start undefined: std::vector<T>(n) would write
+// n zeros on one thread first, seconds for the [large] tier's arrays.
+template <class T>
+struct Uninitialized : std::allocator<T> {
+    template <class U>
+    struct rebind {
+        using other = Uninitialized<U>;
+    };
+    Uninitialized() = default;
+    template <class U>
+    Uninitialized(const Uninitialized<U>&) {}
+    template <class U>
+    void construct(U* p) { ::new (static_cast<void*>(p)) U; }
+    template <class U, class... Args>
+    void construct(U* p, Args&&... args) { ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...); }
+};
+template <class T>
+using Host = std::vector<T, Uninitialized<T>>;
+
+// n values of T on the host, their pages touched on every core (one thread
+// faulting in gigabytes of pages is the slow part of a large copy).
+template <class T>
+Host<T> hostArray(long long n) {
+    Host<T> host(static_cast<std::size_t>(n));
+    parallelFor(n, [&](long long first, long long last) {
+        std::memset(static_cast<void*>(host.data() + first), 0, static_cast<std::size_t>(last - first) * sizeof(T));
+    }, 1 << 22);
+    return host;
+}
+
+template <class T>
+Host<T> download(const T* device, long long n) {
+    Host<T> host = hostArray<T>(n);
+    if (n > 0) CUDA_CHECK(cudaMemcpy(host.data(), device, host.size() * sizeof(T), cudaMemcpyDeviceToHost));
+    return host;
+}
+
+template <class T>
+void upload(T* device, const Host<T>& host) {
+    if (!host.empty()) CUDA_CHECK(cudaMemcpy(device, host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice));
 }
 
 // std::merge of [a, a + na) and [b, b + nb) into out, on several threads for
@@ -86,19 +120,57 @@ void merge(It a, long long na, It b, long long nb, Out out) {
         1);
 }
 
-// std::stable_sort, on several threads for large arrays: sorted chunks, then
-// rounds of pairwise stable merges. (ints are indistinguishable when equal,
-// so std::sort gives them the same result, faster.)
-template <class T>
-void stableSort(std::vector<T>& v) {
+// Ints sorted by their bits, least significant byte first (an LSD radix
+// sort): four passes, each a stable scatter by one byte on every core. Each
+// worker counts its own slice's bytes, so it knows where each of its values
+// goes; the sign bit is flipped so that negative keys come first.
+inline void radixSort(Host<int>& v) {
     const long long n = static_cast<long long>(v.size());
+    const long long workers = std::max(1LL, std::min<long long>(std::thread::hardware_concurrency(), n >> 20));
+    const auto slice = [&](long long w) { return n * w / workers; };
+    const auto byteOf = [](int x, int shift) { return ((static_cast<unsigned>(x) ^ 0x80000000u) >> shift) & 255u; };
+    Host<int> tmp = hostArray<int>(n);
+    std::vector<std::array<long long, 256>> place(static_cast<std::size_t>(workers));
+    for (int shift = 0; shift < 32; shift += 8) {
+        // Step 1: each worker counts the bytes of its slice.
+        parallelFor(workers, [&](long long first, long long last) {
+            for (long long w = first; w < last; ++w) {
+                place[w].fill(0);
+                for (long long i = slice(w); i < slice(w + 1); ++i) ++place[w][byteOf(v[i], shift)];
+            }
+        }, 1);
+        // Step 2: where each worker's run of each byte starts (byte, then worker).
+        long long at = 0;
+        for (unsigned b = 0; b < 256; ++b)
+            for (long long w = 0; w < workers; ++w) {
+                const long long count = place[w][b];
+                place[w][b] = at;
+                at += count;
+            }
+        // Step 3: each worker moves its values there, in order.
+        parallelFor(workers, [&](long long first, long long last) {
+            for (long long w = first; w < last; ++w)
+                for (long long i = slice(w); i < slice(w + 1); ++i) tmp[place[w][byteOf(v[i], shift)]++] = v[i];
+        }, 1);
+        v.swap(tmp);
+    }
+}
+
+// std::stable_sort, on several threads for large arrays: sorted chunks, then
+// rounds of pairwise stable merges. Ints are indistinguishable when equal,
+// so any sort gives them the same result: a radix sort, for large arrays.
+template <class T>
+void stableSort(Host<T>& v) {
+    const long long n = static_cast<long long>(v.size());
+    if constexpr (std::is_same_v<T, int>) {
+        if (n >= (1LL << 24)) return radixSort(v);
+        return std::sort(v.begin(), v.end());
+    }
     long long chunk = std::max(1LL << 20, n / static_cast<long long>(std::max(1u, std::thread::hardware_concurrency())));
     forEachSegment(n, chunk, [&](long long p) {
-        const auto first = v.begin() + p * chunk, last = v.begin() + std::min(n, (p + 1) * chunk);
-        if constexpr (std::is_same_v<T, int>) std::sort(first, last);
-        else std::stable_sort(first, last);
+        std::stable_sort(v.begin() + p * chunk, v.begin() + std::min(n, (p + 1) * chunk));
     });
-    std::vector<T> tmp(v.size());
+    Host<T> tmp = hostArray<T>(n);
     for (; chunk < n; chunk *= 2) {
         for (long long a = 0; a < n; a += 2 * chunk) {
             const long long mid = std::min(n, a + chunk), end = std::min(n, a + 2 * chunk);

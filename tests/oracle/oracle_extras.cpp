@@ -13,7 +13,7 @@ namespace {
 
 template <class T>
 void sortOnHost(T* dData, long long n) {
-    std::vector<T> v = oracle::download(dData, n);
+    oracle::Host<T> v = oracle::download(dData, n);
     oracle::stableSort(v);
     oracle::upload(dData, v);
 }

@@ -32,8 +32,8 @@ long long diagonalSearchOnHost(const int* A, long long nA, const int* B, long lo
 template <class T>
 void mergeSmallMany(const T* dA, int nA, const T* dB, int nB, T* dM, long long count) {
     checkSmallMerge(dA, nA, dB, nB, dM, count);
-    const std::vector<T> A = oracle::download(dA, count * nA), B = oracle::download(dB, count * nB);
-    std::vector<T> M(static_cast<std::size_t>(count) * (nA + nB));
+    const oracle::Host<T> A = oracle::download(dA, count * nA), B = oracle::download(dB, count * nB);
+    oracle::Host<T> M = oracle::hostArray<T>(count * (nA + nB));
     oracle::parallelFor(count, [&](long long first, long long last) {
         for (long long p = first; p < last; ++p)
             std::merge(A.begin() + p * nA, A.begin() + (p + 1) * nA, B.begin() + p * nB, B.begin() + (p + 1) * nB,

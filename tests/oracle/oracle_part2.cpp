@@ -11,9 +11,9 @@ template <class T>
 void mergeSmallBatch(const T* dIn, const int* dSplit, T* dOut, int d, long long N, int threadsPerBlock) {
     batchShape(d, N, threadsPerBlock);  // the same refusals as the launchers students complete
     checkBatchPointers(N, dIn, dOut, dSplit);
-    const std::vector<T> in = oracle::download(dIn, N * d);
-    const std::vector<int> split = oracle::download(dSplit, N);
-    std::vector<T> out(in.size());
+    const oracle::Host<T> in = oracle::download(dIn, N * d);
+    const oracle::Host<int> split = oracle::download(dSplit, N);
+    oracle::Host<T> out = oracle::hostArray<T>(N * d);
     oracle::forEachSegment(N * d, d, [&](long long p) {
         const auto seg = in.begin() + p * d;
         std::merge(seg, seg + split[p], seg + split[p], seg + d, out.begin() + p * d);
@@ -25,7 +25,7 @@ template <class T>
 void sortSmall(const T* dIn, T* dOut, int d, long long N, int threadsPerBlock) {
     batchShape(d, N, threadsPerBlock);
     checkBatchPointers(N, dIn, dOut, dIn);
-    std::vector<T> v = oracle::download(dIn, N * d);
+    oracle::Host<T> v = oracle::download(dIn, N * d);
     oracle::forEachSegment(N * d, d, [&](long long p) {
         std::stable_sort(v.begin() + p * d, v.begin() + (p + 1) * d);
     });

@@ -10,8 +10,8 @@ const char* part3Implementation() { return "trusted host oracle"; }
 template <class T>
 void mergeLarge(const T* dA, long long nA, const T* dB, long long nB, T* dM) {
     checkMergeLarge(dA, nA, dB, nB, dM);
-    const std::vector<T> A = oracle::download(dA, nA), B = oracle::download(dB, nB);
-    std::vector<T> M(A.size() + B.size());
+    const oracle::Host<T> A = oracle::download(dA, nA), B = oracle::download(dB, nB);
+    oracle::Host<T> M = oracle::hostArray<T>(nA + nB);
     oracle::merge(A.begin(), nA, B.begin(), nB, M.begin());
     oracle::upload(dM, M);
 }
@@ -19,7 +19,7 @@ void mergeLarge(const T* dA, long long nA, const T* dB, long long nB, T* dM) {
 template <class T>
 void mergeSort(T* dData, long long n) {
     checkMergeSort(dData, n);
-    std::vector<T> v = oracle::download(dData, n);
+    oracle::Host<T> v = oracle::download(dData, n);
     oracle::stableSort(v);
     oracle::upload(dData, v);
 }
