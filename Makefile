@@ -321,7 +321,7 @@ GRADE_OPTS = $(if $(TIMEOUT),--timeout '$(TIMEOUT)') $(if $(TIMEOUT_SCALE),--tim
              $(if $(BUILD_TIMEOUT),--build-timeout '$(BUILD_TIMEOUT)') $(if $(TIMING),--timing '$(TIMING)') \
              $(if $(BUDGET),--budget '$(BUDGET)') $(if $(SANDBOX),--sandbox '$(SANDBOX)') \
              $(if $(WORK_ROOT),--work-root '$(WORK_ROOT)') $(if $(SANITIZE_JOBS),--sanitize-jobs '$(SANITIZE_JOBS)') \
-             $(if $(CASE_JOBS),--case-jobs '$(CASE_JOBS)') \
+             $(if $(CASE_JOBS),--case-jobs '$(CASE_JOBS)') $(if $(GPU_JOBS),--gpu-jobs '$(GPU_JOBS)') \
              --arch '$(ARCH)'
 # grade-all on a Slurm cluster: SCHEDULER=slurm, and (each optional)
 # SLURM_PARTITION, SLURM_ACCOUNT, SLURM_TIME, SLURM_GRES (empty: no GPU
@@ -403,7 +403,7 @@ help:
 	@echo "           a change of ARCH or DEBUG rebuilds everything (build/flags.stamp); builds use every core"
 	@echo "           (make -j1 or MAKEFLAGS=-jN otherwise); make test runs its programs at once (TEST_JOBS=1: one by one; one by one by itself on a GPU with little free memory)"
 	@echo "grading:   GRADE_OUT=dir TIMEOUT=s TIMEOUT_SCALE=x SANITIZE=0 SANITIZE_JOBS=n SEED=n NO_LARGE=1 GRADE_PARTS=part1,part2 TIMING=1"
-	@echo "           BUDGET=s SANDBOX=0 WORK_ROOT=dir REGRADE=alice,bob GRADE_BASE=dir CASE_JOBS=n"
+	@echo "           BUDGET=s SANDBOX=0 WORK_ROOT=dir REGRADE=alice,bob GRADE_BASE=dir CASE_JOBS=n GPU_JOBS=n"
 	@echo "slurm:     make grade-all SCHEDULER=slurm [SLURM_PARTITION=p SLURM_ACCOUNT=a SLURM_TIME=hh:mm:ss SLURM_GRES=gpu:1"
 	@echo "           SLURM_CPUS=n SLURM_OPTS='...' SLURM_WAIT=0]: one array job, a task per submission (README)"
 

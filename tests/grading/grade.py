@@ -19,6 +19,7 @@ import hashlib
 import json
 import os
 import queue
+import random
 import secrets
 import shlex
 import shutil
@@ -46,6 +47,10 @@ OBJECT_CAP = 64 << 20  # a student object's size; the reference's largest (Part 
 # a GPU with little free memory (Options.fit_gpu). On an H100, 4 halved the
 # reference's ordinary tier (48 -> 19-24 s).
 CASE_JOBS = 4
+# Processes on one GPU at once, of every grading on the machine (GPU_JOBS=n;
+# place): with sixteen, four gradings of the reference at once on an H200
+# slowed its "every size" tests four-fold and lost points.
+GPU_JOBS = 8
 # The largest graded test binary: the reference's are 10-20 MiB, a student
 # object adds at most OBJECT_CAP.
 BINARY_CAP = 192 << 20
@@ -76,7 +81,7 @@ class Options:
         # Why the [large] tier is not graded ("" when it is): NO_LARGE=1, or a
         # GPU whose total memory cannot hold it (the lab's probe decides once).
         self.large_off = "" if self.large else "off (NO_LARGE=1)"
-        # Trusted [large] processes at once on this machine (large_slot's
+        # Trusted [large] processes at once on this machine ("large" places,
         # places; probe_gpu sets it from the GPU's total memory and the host's).
         self.large_jobs = 1
         sandbox_flag = getattr(args, "sandbox", None)
@@ -91,6 +96,8 @@ class Options:
         # Sanitized runs (one per question and tool) this many at a time.
         self.sanitize_jobs = max(1, int(_positive("SANITIZE_JOBS", getattr(args, "sanitize_jobs", None)
                                                   or min(12, (os.cpu_count() or 2) * 3 // 4) or 1)))
+        # Processes on one GPU at once, of every grading on this machine ("gpu" places).
+        self.gpu_jobs = max(1, int(_positive("GPU_JOBS", getattr(args, "gpu_jobs", None) or str(GPU_JOBS))))
         # Trusted processes at once (one per test case; the [large] ones also wait for a place).
         self.trusted_jobs = os.cpu_count() or 2
         # Parts whose ordinary test cases run at once (1: one test process at a time).
@@ -255,26 +262,35 @@ def large_jobs(gpu_total_mib: int, parts: int) -> int:
 
 
 @contextlib.contextmanager
-def large_slot(slots: int):
-    """One of `slots` places for a trusted [large] process on this machine,
-    shared by every grading on it (several make grade at once would otherwise
-    each start theirs and overfill the GPU's memory and the host's), waited
-    for. A place is a name in Linux's abstract socket namespace, held by
-    binding it: nothing on disk, and gone with the process that held it."""
+def place(kind: str, slots: int):
+    """One of `slots` places of `kind` on this machine, shared by every grading
+    on it, waited for. "gpu-<UUID>": a process on that GPU (a test, a
+    sanitized run, a trusted run), GPU_JOBS of them: the GPU time-slices
+    between processes, and tests that launch thousands of small kernels
+    slowed four-fold with sixteen beside them; so several gradings at once
+    never load a GPU more than one does at its busiest, and a test's time
+    limit holds on a busy node (the wait is not the test's time). "large": a
+    [large] process (24 GiB of the GPU's and the host's memory each),
+    large_jobs of them, taken before its GPU place. A place is a name in
+    Linux's abstract socket namespace, held by binding it: nothing on disk,
+    gone with the process that held it, and out of a sandbox's reach (its own
+    network namespace has its own names)."""
+    pause = 0.01
     while True:
-        for i in range(slots):
-            place = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        for i in random.sample(range(slots), slots):
+            held = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
             try:
-                place.bind(f"\0lab-large-tier-{os.geteuid()}-{i}")
+                held.bind(f"\0lab-{kind}-{os.geteuid()}-{i}")
             except OSError:
-                place.close()
+                held.close()
                 continue
             try:
                 yield
             finally:
-                place.close()
+                held.close()
             return
-        time.sleep(0.5)
+        time.sleep(pause)
+        pause = min(0.2, pause * 1.5)
 
 
 def _probe(base: Path, env: dict) -> dict[str, str]:
@@ -307,6 +323,13 @@ def gpu_view(base: Path, gpu_env: dict) -> tuple[dict, list[str] | None]:
             nodes = sb.gpu_nodes(uuid) if uuid.startswith("GPU-") else None
             _gpu_views[key] = ({**gpu_env, "CUDA_VISIBLE_DEVICES": uuid} if nodes else dict(gpu_env), nodes)
         return _gpu_views[key]
+
+
+def gpu_place(base: Path, gpu_env: dict) -> str:
+    """The kind of place (place) a process on the GPU `gpu_env` takes: named
+    by the GPU's UUID where the probe tells it, so that gradings naming one
+    GPU differently still share its places."""
+    return "gpu-" + gpu_view(base, gpu_env)[0].get("CUDA_VISIBLE_DEVICES", "")
 
 
 # ---------------------------------------------------------------- the trusted run
@@ -381,7 +404,7 @@ class TrustedRuns:
 
     def _run_all(self, parts: list[str], gpu_env: dict) -> None:
         """A process per test case, TRUSTED_JOBS at a time, the [large] ones
-        first and each holding a place (large_slot), then the longest limits
+        first and each holding a "large" place, then the longest limits
         first: the runs take about their longest case, not a part's sum."""
         started = time.monotonic()
         gpu = gpu_env.get("CUDA_VISIBLE_DEVICES", "")
@@ -415,7 +438,8 @@ class TrustedRuns:
             env = {**test_env(self.opts, gpu_env), "LAB_TRACE": "0", "LAB_CONFINE": "0", "LAB_REPORT": str(report),
                    "LAB_RESULTS_FD": str(sink.fileno())}
             limit = self.limit(part, case)
-            with large_slot(self.opts.large_jobs) if case.large else contextlib.nullcontext():
+            with place("large", self.opts.large_jobs) if case.large else contextlib.nullcontext(), \
+                    place(gpu_place(self.base, gpu_env), self.opts.gpu_jobs):
                 r = h.run([str(self.base / "build" / "oracle" / f"test_{part}"), case.name],
                           self.base, limit, env=env, log=self.logs / name, pass_fds=(sink.fileno(),))
         self.seconds[case.name] = r.seconds
@@ -480,6 +504,7 @@ class Grading:
         self.seconds: dict[str, float] = {}  # each test case's graded run
         self.peaks: dict[str, int] = {}  # its host memory at the peak (bytes; 0 where not measured)
         self.gpu: list[str] | None = None  # the GPU nodes a test sees (sandbox.gpu_nodes; None: all)
+        self.gpu_place = "gpu"  # the places its processes on the GPU take (place; grade_one sets it)
         self.own_lock, self.owned = threading.Lock(), False
         # The results the graded processes hand over, where no sandboxed process can see them.
         self.private = Path(tempfile.mkdtemp(prefix="lab-results-", dir=opts.work_root))
@@ -492,13 +517,14 @@ class Grading:
         sb_ = self.opts.sandbox
         cwd = cwd or self.work
         readable = [] if self.work in writable else [self.work]
-        box = sb_.box(limits)
-        try:
-            r = h.run(box.prefix + sb_.wrap(cmd, cwd, limits, writable=writable, readable=readable, gpu=self.gpu),
-                      cwd, timeout, env={**(env or self.env), "HOME": "/tmp"}, log=log, sandboxed=sb_.available,
-                      pass_fds=pass_fds)
-        finally:
-            limit = box.close()
+        with place(self.gpu_place, self.opts.gpu_jobs) if limits.gpu else contextlib.nullcontext():
+            box = sb_.box(limits)
+            try:
+                r = h.run(box.prefix + sb_.wrap(cmd, cwd, limits, writable=writable, readable=readable, gpu=self.gpu),
+                          cwd, timeout, env={**(env or self.env), "HOME": "/tmp"}, log=log, sandboxed=sb_.available,
+                          pass_fds=pass_fds)
+            finally:
+                limit = box.close()
         r.limit, r.peak_memory = limit, box.peak_memory
         return r
 
@@ -672,6 +698,7 @@ def grade_one(submission: Path, out: Path, base: Path, opts: Options, student: s
     sandbox_gpu_env, nodes = gpu_view(base, gpu_env)
     g = Grading(work, logs, opts, test_env(opts, sandbox_gpu_env), log, student)
     g.gpu = nodes
+    g.gpu_place = gpu_place(base, gpu_env)
     notes = [opts.sandbox.describe()] + list(sub.notes)
     if opts.sanitizer_note():
         notes.append(opts.sanitizer_note())
@@ -831,7 +858,7 @@ def run_cases(g: Grading, parts: dict[str, list[h.QuestionResult]], expected: di
     test name (a test tagged with two questions runs once). The ordinary
     cases CASE_JOBS at a time, the longest first (by `expected`, the trusted
     run's seconds); beside them the [large] tier's, one at a time and each
-    holding a place (large_slot: each fills much of the GPU's memory), none
+    holding a "large" place (each fills much of the GPU's memory), none
     with NO_LARGE=1."""
     jobs: dict[tuple[str, str], tuple] = {}
     for part, results in parts.items():
@@ -843,7 +870,7 @@ def run_cases(g: Grading, parts: dict[str, list[h.QuestionResult]], expected: di
 
     def run(job):
         part, case, log, timeout = job
-        with large_slot(g.opts.large_jobs) if case.large else contextlib.nullcontext():
+        with place("large", g.opts.large_jobs) if case.large else contextlib.nullcontext():
             return g.run_case(binary_of(g.work, part), case, log, timeout)
 
     ordinary = sorted((j for j in jobs.values() if not j[1].large), key=lambda j: -expected.get(j[1].name, 0))
@@ -1400,6 +1427,7 @@ def main(argv=None) -> int:
     p.add_argument("--sanitize", help="0: leave out memcheck and racecheck (default: run them on every ordinary test case)")
     p.add_argument("--sanitize-jobs", help="sanitized runs (one per question and tool) at a time (default: three quarters of the cores, at most 12, one per 2 GiB of free GPU memory)")
     p.add_argument("--no-large", help="1: leave out the [large] tier (arrays past 2^31)")
+    p.add_argument("--gpu-jobs", help="processes on one GPU at once, of every grading on this machine (default 8)")
     p.add_argument("--case-jobs", help="parts whose ordinary test cases run at once (default 4; fewer on a GPU with little free memory)")
     p.add_argument("--seed", help="LAB_SEED for every test (default: a new one, written in the results)")
     p.add_argument("--arch", help="nvcc -arch (default native)")

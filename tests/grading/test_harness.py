@@ -836,7 +836,7 @@ class TrustedLargeSlots(unittest.TestCase):
         inside, most = [0], [0]
 
         def one():
-            with G.large_slot(2):
+            with G.place("test", 2):
                 inside[0] += 1
                 most[0] = max(most[0], inside[0])
                 time.sleep(0.3)

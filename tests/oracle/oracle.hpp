@@ -34,6 +34,7 @@ namespace lab::oracle {
 template <class F>
 void parallelFor(long long n, F f, long long grain = 1 << 16) {
     const long long workers = std::max(1LL, std::min<long long>(std::thread::hardware_concurrency(), n / grain));
+    if (workers == 1) return f(0LL, n);  // no thread for small work: most calls are small
     std::vector<std::thread> threads;
     for (long long w = 0; w < workers; ++w)
         threads.emplace_back([=] { f(n * w / workers, n * (w + 1) / workers); });
