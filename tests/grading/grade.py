@@ -43,9 +43,9 @@ import symbols  # noqa: E402
 PROBE_TIMEOUT = 60
 BASE_BUILD_TIMEOUT = 1800  # the lab's own build (trusted; every object, once per grading run)
 OBJECT_CAP = 64 << 20  # a student object's size; the reference's largest (Part 3) is 2 MiB for one GPU
-# Parts whose ordinary test cases run at once by default (CASE_JOBS=n); fewer on
-# a GPU with little free memory (Options.fit_gpu). On an H100, 4 halved the
-# reference's ordinary tier (48 -> 19-24 s).
+# A grading's ordinary test cases at once by default (CASE_JOBS=n; its [large]
+# ones run beside them, one at a time); fewer on a GPU with little free memory
+# (Options.fit_gpu).
 CASE_JOBS = 4
 # Processes on one GPU at once, of every grading on the machine (GPU_JOBS=n;
 # place): with sixteen, four gradings of the reference at once on an H200
@@ -100,7 +100,7 @@ class Options:
         self.gpu_jobs = max(1, int(_positive("GPU_JOBS", getattr(args, "gpu_jobs", None) or str(GPU_JOBS))))
         # Trusted processes at once (one per test case; the [large] ones also wait for a place).
         self.trusted_jobs = os.cpu_count() or 2
-        # Parts whose ordinary test cases run at once (1: one test process at a time).
+        # Ordinary test cases at once (1: one test process at a time).
         self.case_jobs = max(1, int(_positive("CASE_JOBS", getattr(args, "case_jobs", None) or str(CASE_JOBS))))
         self.jobs_asked = {"sanitize": bool(getattr(args, "sanitize_jobs", None)),
                            "case": bool(getattr(args, "case_jobs", None))}
@@ -1428,7 +1428,7 @@ def main(argv=None) -> int:
     p.add_argument("--sanitize-jobs", help="sanitized runs (one per question and tool) at a time (default: three quarters of the cores, at most 12, one per 2 GiB of free GPU memory)")
     p.add_argument("--no-large", help="1: leave out the [large] tier (arrays past 2^31)")
     p.add_argument("--gpu-jobs", help="processes on one GPU at once, of every grading on this machine (default 8)")
-    p.add_argument("--case-jobs", help="parts whose ordinary test cases run at once (default 4; fewer on a GPU with little free memory)")
+    p.add_argument("--case-jobs", help="ordinary test cases at once (default 4; fewer on a GPU with little free memory)")
     p.add_argument("--seed", help="LAB_SEED for every test (default: a new one, written in the results)")
     p.add_argument("--arch", help="nvcc -arch (default native)")
     p.add_argument("--timing", help="1: also time each part's demo against the reference (a note, no points)")

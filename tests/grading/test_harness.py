@@ -481,6 +481,28 @@ class Isolation(unittest.TestCase):
         time.sleep(3)
         self.assertFalse(marker.exists(), "a process the test left behind outlived it")
 
+    def test_a_test_waits_for_a_gpu_place_and_the_wait_is_not_its_time(self):
+        import threading
+        g = self.grading(False)
+        g.opts.gpu_jobs, g.gpu_place = 1, f"gpu-harness-test-{os.getpid()}"
+        held, release = threading.Event(), threading.Event()
+
+        def other_grading():  # another grading's process holds the GPU's only place for a second
+            with G.place(g.gpu_place, 1):
+                held.set()
+                release.wait(1.0)
+
+        t = threading.Thread(target=other_grading)
+        t.start()
+        held.wait()
+        started = time.monotonic()
+        o = self.outcome("line(event='start', test=name)\nline(event='end', test=name, status='passed')\n",
+                         timeout=0.9, grading=g)
+        t.join()
+        self.assertGreaterEqual(time.monotonic() - started, 0.9)
+        self.assertNotIn("timed out", o.message)
+        self.assertLess(g.seconds[case().name], 0.9)
+
     def test_a_tool_the_harness_runs_itself_is_no_orphan(self):
         # nm and readelf run beside the graded processes (symbols.py): the
         # reaping after another run's end once killed them ("nm exited -9").
@@ -828,6 +850,10 @@ class LimitsTable(unittest.TestCase):
         prose = " ".join(readme.split())
         self.assertIn(f"{G.sb.NPROC_WITHOUT_CGROUP} processes per user", prose)
         self.assertIn(f"program of more than {G.BINARY_CAP >> 20} MiB", prose)
+        self.assertIn(f"at most `GPU_JOBS` processes (default {G.GPU_JOBS})", prose)
+        slowest = "mergeSmall merges every size from 0 to 1024 at several splits"
+        q1 = h.read_points(h.LAB, "part1")["Q1"]
+        self.assertIn(f'"{slowest}", has {q1.timeouts[slowest]:g} s for', prose)
 
 
 class TrustedLargeSlots(unittest.TestCase):
