@@ -48,6 +48,13 @@ CUFLAGS := $(HOSTFLAGS) $(DEVFLAGS) -arch=$(ARCH)
 LDFLAGS :=
 LINK = $(NVCC) -arch=$(ARCH)
 
+# make test EMULATE=1 also compiles each part's kernel file with nvcc as the
+# line above would (emulator/device_check.sh), where nvcc is here: for the
+# oldest GPU the lab supports unless ARCH names one.
+EMU_DEVICE_NVCC := $(NVCC)
+EMU_DEVICE_ARCH ?= $(if $(filter native,$(ARCH)),sm_75,$(ARCH))
+EMU_DEVICE_FLAGS := $(filter-out -arch=%,$(CUFLAGS)) -arch=$(EMU_DEVICE_ARCH)
+
 # EMULATE=1: every file compiled by the host compiler (emulator/emu.hpp
 # included first) from a copy in build/emu/src/ whose launches
 # emulator/rewrite.py has turned into calls; the kernel files (.cu) with
@@ -121,6 +128,17 @@ $(OBJ)/%.o: $(EMU_SRC)/%.cu $(BUILD_FLAGS) | $(EMU_SRC)/.stamp
 $(BUILD)/$(IMPL)/%.o: $(EMU_SRC)/%.cu $(BUILD_FLAGS) | $(EMU_SRC)/.stamp
 	@mkdir -p $(@D)
 	$(CXX) $(HOSTFLAGS) -fsanitize=thread -x c++ -c $< -o $@
+
+# The device check: the object stays only when nvcc accepted the file (its
+# .status and .log say what happened), so a refused file is tried again on
+# every run; the tests run either way, and run-tests reports it.
+EMU_DEVICE := $(BUILD)/device
+EMU_DEVICE_STAMP := $(EMU_DEVICE)/flags.stamp
+ifneq ($(EMU_DEVICE_NVCC) $(EMU_DEVICE_FLAGS),$(shell cat $(EMU_DEVICE_STAMP) 2>/dev/null))
+$(shell mkdir -p $(EMU_DEVICE) && printf '%s\n' '$(EMU_DEVICE_NVCC) $(EMU_DEVICE_FLAGS)' > $(EMU_DEVICE_STAMP))
+endif
+$(EMU_DEVICE)/%.o: %.cu $(EMU_DEVICE_STAMP)
+	@sh emulator/device_check.sh compile '$(EMU_DEVICE_NVCC)' $@ $< $(EMU_DEVICE_FLAGS)
 else
 $(OBJ)/%.o: %.cpp $(BUILD_FLAGS)
 	@mkdir -p $(@D)
@@ -173,6 +191,8 @@ BUG_GALLERY := $(wildcard extras_oddeven_bitonic/reference_bugs.cu)
 extras_LINK := $(call impl,part3) $(call objs,part3,OBJS) $(OBJ)/part3_merge_sort/bench_peers.o \
                $(if $(BUG_GALLERY),$(OBJ)/extras_oddeven_bitonic/reference_bugs.o)
 $(OBJ)/extras_oddeven_bitonic/gallery.o: HOSTFLAGS += $(if $(BUG_GALLERY),,-DLAB_NO_BUG_GALLERY)
+# Part 2's demo prints Q3's index formulas in the instructors' copy only.
+$(OBJ)/part2_batch/drawing.o: HOSTFLAGS += $(if $(wildcard part2_batch/reference.cu),-DLAB_SHOW_FORMULAS)
 # ... and draws the bitonic network where its instructor file is present (in
 # the student copy it would spell out X3).
 NETWORK := $(wildcard extras_oddeven_bitonic/reference_network.cpp)
@@ -185,10 +205,18 @@ TUNED := $(wildcard part2_batch/reference_tuned.cu)
 TUNED_OBJ := $(if $(TUNED),$(OBJ)/part2_batch/reference_tuned_merge.o $(OBJ)/part2_batch/reference_tuned_sort.o)
 part2_LINK := $(TUNED_OBJ)
 
-# Emulated demos print no timing tables: the CCCL peers (CUB, Thrust) stay out.
+# The Part 3 demo also times the naive GPU merges where their instructor file
+# is present (they hold a search, a merge and a sort: answers); main.cu says
+# when they are left out.
+NAIVE_PEERS := $(wildcard part3_merge_sort/reference_peers.cu)
+part3_LINK := $(if $(NAIVE_PEERS),$(OBJ)/part3_merge_sort/reference_peers.o)
+
+# Emulated demos print no timing tables: the CCCL peers (CUB, Thrust) and the
+# naive GPU merges stay out.
 ifeq ($(EMULATE),1)
 part2_DEMO := $(filter-out bench_peers.o,$(part2_DEMO))
 part3_DEMO := $(filter-out bench_peers.o,$(part3_DEMO))
+part3_LINK := $(filter-out %/reference_peers.o,$(part3_LINK))
 extras_LINK := $(filter-out %/bench_peers.o,$(extras_LINK))
 DEMO_EXTRA := $(OBJ)/emulator/peers_not_emulated.o
 endif
@@ -226,7 +254,10 @@ endef
 $(foreach p,$(PARTS),$(eval $(call part_rules,$(p))))
 
 # ---------------------------------------------------------------- tests
-$(BUILD)/test_common: $(TEST_MAIN) $(OBJ)/tests/test_common.o $(COMMON_OBJS)
+# With the trusted host's diagonal search (tests/oracle/oracle_part1.cpp), which
+# the graders' Q1 answers come from: a host test checks it.
+$(BUILD)/test_common: $(TEST_MAIN) $(OBJ)/tests/test_common.o $(OBJ)/tests/oracle/oracle_part1.o $(call objs,part1,OBJS) \
+                      $(COMMON_OBJS)
 	$(LINK) $^ -o $@ $(TEST_LIBS)
 
 $(BUILD)/test_emulator: $(OBJ)/emulator/test_emulator.o $(OBJ)/emulator/emu.o
@@ -245,6 +276,8 @@ TEST_PARTS := $(or $(PART),$(PARTS))
 GPU_TEST_BINS := $(foreach p,$(TEST_PARTS),$(BUILD)/$(IMPL)/test_$(p)) \
                  $(if $(and $(TUNED),$(filter part2,$(TEST_PARTS))),$(BUILD)/test_tuned)
 TEST_BINS := $(if $(filter 1,$(EMULATE)),$(BUILD)/test_emulator) $(BUILD)/test_common $(GPU_TEST_BINS)
+# Emulated: the device check of the tested parts' kernel files (above).
+DEVICE_CHECKS := $(if $(filter 1,$(EMULATE)),$(foreach p,$(TEST_PARTS),$(EMU_DEVICE)/$($(p)_DIR)/$(IMPL).o))
 ORACLE_BINS := $(foreach p,$(PARTS),$(BUILD)/oracle/test_$(p))
 
 .PHONY: test run-tests tests
@@ -267,7 +300,7 @@ tests: $(TEST_BINS)
 # less than 1 GiB free per program (a small or shared GPU: every CUDA process
 # holds a context of a few hundred MiB), and then one by one.
 TEST_JOBS ?=
-run-tests: $(TEST_BINS)
+run-tests: $(TEST_BINS) $(DEVICE_CHECKS)
 	@status=0; rm -rf $(BUILD)/reports; mkdir -p $(BUILD)/reports; \
 	harness=$$( [ -z "$(TEST_ARGS)" ] && [ "$(EMULATE)" != 1 ] && [ -f tests/grading/test_harness.py ] && echo yes); \
 	jobs="$(TEST_JOBS)"; \
@@ -290,6 +323,7 @@ run-tests: $(TEST_BINS)
 	  [ "$$(cat $(BUILD)/reports/$$name.rc)" = 0 ] || status=1; \
 	done; \
 	if [ -f tests/grading/unchecked.py ]; then python3 tests/grading/unchecked.py $(BUILD)/reports/*.jsonl; echo; fi; \
+	$(if $(DEVICE_CHECKS),sh emulator/device_check.sh report $(EMU_DEVICE_ARCH) $(EMU_DEVICE) $(DEVICE_CHECKS) || status=1; echo;) \
 	if [ -n "$$harness" ]; then echo "==> the grading harness's own tests"; cat $(BUILD)/reports/harness.out; \
 	  [ "$$(cat $(BUILD)/reports/harness.rc)" = 0 ] || status=1; fi; exit $$status
 
@@ -374,9 +408,16 @@ release:
 # that the committed reference results stay as they are.
 PYTHON ?= python3
 BENCH_OUT ?= $(if $(filter student,$(IMPL)),results/mine,results)
+# An emulated build has no timings worth filing: make bench refuses it before
+# building anything.
 .PHONY: bench plots
+ifeq ($(EMULATE),1)
+bench:
+	@echo "make bench times the GPU: an emulated build (EMULATE=1) checks correctness only, its times mean nothing" >&2; exit 2
+else
 bench: $(PARTS)
 	@$(PYTHON) results/bench.py --out '$(BENCH_OUT)' $(if $(RUNS),--runs '$(RUNS)')
+endif
 
 plots:
 	@$(PYTHON) results/plot.py $(PLOTS)
@@ -392,16 +433,23 @@ help:
 	@echo "make test EMULATE=1   the same graders on the CPU emulator (no GPU or CUDA needed; README, The CPU emulator)"
 	@echo "make sanitize         compute-sanitizer memcheck, racecheck, synccheck on the GPU tests"
 	@echo "make grade            grade this tree's student files (SUBMISSION=folder|archive grades another)"
+	@echo "make bench            every timing study into results/<gpu>/*.csv (GPU; IMPL=student: results/mine/<gpu>/); RUNS=n"
+	@echo "make plots            PNG figures from results/<gpu>/*.csv and results/mine/<gpu>/*.csv (no GPU; matplotlib)"
+	@echo "make clean            remove build/ and the demo binaries"
+	@echo "variables: $(HELP_IMPL)ARCH=native|sm_90|... (now $(ARCH)), DEBUG=1, EMULATE=1;"
+	@echo "           a change of ARCH or DEBUG rebuilds everything (build/flags.stamp); builds use every core"
+	@echo "           (make -j1 or MAKEFLAGS=-jN otherwise); make test runs its programs at once (TEST_JOBS=1: one by one; one by one by itself on a GPU with little free memory)"
+	@$(if $(wildcard part1_merge_path/reference.cu),$(MAKE) --no-print-directory help-instructors)
+
+HELP_IMPL := $(if $(wildcard part1_merge_path/reference.cu),IMPL=reference|student (now $(IMPL))$(comma) )
+# The instructors' targets and variables (their copy has the reference files; a
+# student's copy has none, and make help leaves these out).
+.PHONY: help-instructors
+help-instructors:
 	@echo "make grade-all        grade a class: SUBMISSIONS=folder (one subfolder or archive each) into GRADES=grades"
 	@echo "make oracle           the graders on the trusted host implementation, build/oracle/ (make grade builds it)"
 	@echo "make gradescope       the Gradescope autograder zip in dist/"
 	@echo "make release          the student copy in dist/lab and dist/lab.tar.gz, checked"
-	@echo "make bench            every timing study into results/<gpu>/*.csv (GPU; IMPL=student: results/mine/<gpu>/); RUNS=n"
-	@echo "make plots            PNG figures from results/<gpu>/*.csv and results/mine/<gpu>/*.csv (no GPU; matplotlib)"
-	@echo "make clean            remove build/ and the demo binaries"
-	@echo "variables: IMPL=reference|student (now $(IMPL)), ARCH=native|sm_90|... (now $(ARCH)), DEBUG=1, EMULATE=1;"
-	@echo "           a change of ARCH or DEBUG rebuilds everything (build/flags.stamp); builds use every core"
-	@echo "           (make -j1 or MAKEFLAGS=-jN otherwise); make test runs its programs at once (TEST_JOBS=1: one by one; one by one by itself on a GPU with little free memory)"
 	@echo "grading:   GRADE_OUT=dir TIMEOUT=s TIMEOUT_SCALE=x SANITIZE=0 SANITIZE_JOBS=n SEED=n NO_LARGE=1 GRADE_PARTS=part1,part2 TIMING=1"
 	@echo "           BUDGET=s SANDBOX=0 WORK_ROOT=dir REGRADE=alice,bob GRADE_BASE=dir CASE_JOBS=n GPU_JOBS=n"
 	@echo "slurm:     make grade-all SCHEDULER=slurm [SLURM_PARTITION=p SLURM_ACCOUNT=a SLURM_TIME=hh:mm:ss SLURM_GRES=gpu:1"
@@ -410,6 +458,8 @@ help:
 ALL_OBJS := $(COMMON_OBJS) $(TEST_MAIN) $(OBJ)/tests/test_common.o \
             $(foreach p,$(PARTS),$(OBJ)/tests/test_$(p).o $(call impl,$(p)) $(call objs,$(p),OBJS) \
                                  $(call objs,$(p),DEMO) $(OBJ)/$($(p)_DIR)/main.o) $(extras_LINK) \
-            $(TUNED_OBJ) $(if $(TUNED),$(OBJ)/tests/reference_test_tuned.o) \
+            $(TUNED_OBJ) $(if $(TUNED),$(OBJ)/tests/reference_test_tuned.o) $(part3_LINK) \
             $(foreach p,$(PARTS),$(OBJ)/tests/oracle/oracle_$(p).o)
--include $(ALL_OBJS:.o=.d)
+# Emulated: also the emulator's own test and stand-ins, and the device check.
+EMU_OBJS := $(if $(filter 1,$(EMULATE)),$(OBJ)/emulator/test_emulator.o $(DEMO_EXTRA) $(DEVICE_CHECKS))
+-include $(ALL_OBJS:.o=.d) $(EMU_OBJS:.o=.d)

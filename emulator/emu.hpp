@@ -26,7 +26,9 @@
 #define LAB_EMULATED 1
 
 // ---------------------------------------------------------------- qualifiers
-#define __global__
+// Kernels stay real functions (never inlined into their launch), as on a GPU:
+// a fault's report names one by its symbol, template arguments and all.
+#define __global__ __attribute__((__noinline__))
 #define __device__
 #define __host__
 #define __constant__
@@ -243,7 +245,25 @@ std::size_t hostCopyCount();
 const char* hostCopy(std::size_t i);
 std::size_t hostMemoryCallCount();
 const char* hostMemoryCall(std::size_t i);
-const char* faultMessage();  // the last fault, "" if none
+const char* faultMessage();  // the last fault, "" if none (or cleared)
+std::size_t faultCount();    // the faults so far
+
+// A fresh start after a fault: the errors and the fault message cleared, the
+// device usable again (its allocations stay; memory freed after the fault is
+// back). On a GPU, a fault spoils the rest of the process; the graders call
+// this at the start of each test case, so that one fault fails one test case
+// (as in grading, where each runs in a process of its own).
+void clearFault();
+
+// The test case running now, named after each fault's report while this
+// lives (the graders give their context: the seed and the sizes).
+class CaseContext {
+public:
+    explicit CaseContext(const char* text);
+    ~CaseContext();
+    CaseContext(const CaseContext&) = delete;
+    CaseContext& operator=(const CaseContext&) = delete;
+};
 
 // The order threads run between barriers (EMU_ORDER) and its seed.
 const char* describe();

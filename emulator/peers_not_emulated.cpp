@@ -1,9 +1,14 @@
 // The CCCL peers of the timing tables (the parts' bench_peers.cu, built on
 // CUB and Thrust) do not build for the emulator, and emulated demos print no
 // timing tables: these stand in for them and refuse, should anything call them.
+// Likewise the naive GPU merges, where their instructor file is present.
 #include "../common/cuda_check.hpp"
 #include "../part2_batch/bench_peers.hpp"
 #include "../part3_merge_sort/bench_peers.hpp"
+#if __has_include("../part3_merge_sort/reference_peers.hpp")
+#include "../part3_merge_sort/reference_peers.hpp"
+#define LAB_HAVE_NAIVE_PEERS 1
+#endif
 
 namespace lab::peers {
 
@@ -41,8 +46,10 @@ void CubMergeSort<T>::run(T*) {
 template class CubMergeSort<int>;
 template class CubMergeSort<Tagged>;
 
+#ifdef LAB_HAVE_NAIVE_PEERS
 void oneThreadMerge(const int*, long long, const int*, long long, int*) { notEmulated("the one-thread merge"); }
 void rankMerge(const int*, long long, const int*, long long, int*) { notEmulated("the rank merge"); }
 void rankMergeSort(int*, int*, long long) { notEmulated("the rank merge sort"); }
+#endif
 
 }  // namespace lab::peers

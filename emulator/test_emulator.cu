@@ -1,14 +1,17 @@
 // The emulator's own tests (make test EMULATE=1 runs them first): every
-// fault it claims to catch is caught, with the thread and block named, and
-// what it must not flag runs clean. Each case runs in a child process (a
-// fault, as on a GPU, spoils the rest of the process).
+// fault it claims to catch is caught, with the thread and block named (and
+// the kernel and the line where it can tell), and what it must not flag runs
+// clean. Each case runs in a child process (a fault, as on a GPU, spoils the
+// rest of the process until emu::clearFault).
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <functional>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -56,6 +59,13 @@ __global__ void pastTheEnd_k(const int* in, int* out, int n) {
 
 __global__ void readHost_k(const int* host, int* out) { out[threadIdx.x] = host[threadIdx.x]; }
 
+constexpr int kReadPastLine = __LINE__ + 3;  // the line of the read below
+template <class T>
+__global__ void readPast_k(const T* in, T* out) {
+    out[threadIdx.x] = in[threadIdx.x + 1];  // the last thread reads one past the end
+}
+
+constexpr int kEarlyBarrierLine = __LINE__ + 3;  // the line of its barrier
 __global__ void earlyReturn_k(int* out) {
     if (threadIdx.x >= 16) return;
     __syncthreads();  // threads 16.. never arrive
@@ -112,6 +122,16 @@ std::vector<int> hostInts(const int* d, int n) {
     std::vector<int> host(static_cast<std::size_t>(n));
     cudaMemcpy(host.data(), d, host.size() * sizeof(int), cudaMemcpyDeviceToHost);
     return host;
+}
+
+// Where a line of this file is, as a fault's report says it.
+std::string here(int line) { return "emulator/test_emulator.cu:" + std::to_string(line); }
+
+// How often `text` occurs in `s`.
+int occurrences(const std::string& s, const std::string& text) {
+    int n = 0;
+    for (std::size_t at = s.find(text); at != std::string::npos; at = s.find(text, at + 1)) ++n;
+    return n;
 }
 
 // "" when the launch ended as expected: `fault` empty for a clean run, else a
@@ -203,6 +223,57 @@ const std::vector<Case>& cases() {
         {"more than 48 KB of static shared memory", [] {
              tooMuchShared_k<<<1, 32>>>(deviceInts(32));
              return outcome("more than a block's 48 KB");
+         }},
+        {"a fault names the kernel as compiled and the line of the access", [] {
+             readPast_k<<<1, 64>>>(deviceInts(64), deviceInts(64));
+             return outcome("in readPast_k<int> at " + here(kReadPastLine));
+         }},
+        {"a race names the lines of both accesses", [] {
+             noBarrier_k<<<1, 64>>>(deviceInts(64), deviceInts(64));
+             if (std::string o = outcome("shared-memory race"); !o.empty()) return o;
+             const std::string message = emu::faultMessage();
+             return occurrences(message, "emulator/test_emulator.cu:") == 2 ? std::string()
+                                                                             : "not two lines in '" + message + "'";
+         }},
+        {"a barrier some threads never reach is named by its line", [] {
+             earlyReturn_k<<<1, 64>>>(deviceInts(64));
+             if (std::string o = outcome("wait at __syncthreads, but"); !o.empty()) return o;
+             const std::string message = emu::faultMessage();
+             return message.find("(0,0,0) at " + here(kEarlyBarrierLine)) != std::string::npos
+                        ? std::string()
+                        : "no line in '" + message + "'";
+         }},
+        {"the report names the test case, and the device works again after clearFault", [] {
+             char path[] = "/tmp/emu-test-XXXXXX";
+             const int fd = mkstemp(path);
+             if (fd < 0 || !std::freopen(path, "w", stderr)) return std::string("no file for stderr");
+             close(fd);
+             std::size_t free0 = 0, free1 = 0, total = 0;
+             cudaMemGetInfo(&free0, &total);
+             {
+                 const emu::CaseContext context("n=64 seed 7");
+                 int* in = deviceInts(64);
+                 int* out = deviceInts(64);
+                 readPast_k<<<1, 64>>>(in, out);
+                 cudaFree(in);  // the error it returns is the fault's, but it frees
+                 cudaFree(out);
+             }
+             std::fflush(stderr);
+             std::ifstream file(path);
+             std::stringstream printed;
+             printed << file.rdbuf();
+             unlink(path);
+             if (printed.str().find(" [n=64 seed 7]\n") == std::string::npos)
+                 return "the report '" + printed.str() + "' does not name the case";
+             if (cudaDeviceSynchronize() == cudaSuccess) return std::string("no fault to clear");
+             emu::clearFault();
+             cudaMemGetInfo(&free1, &total);
+             if (free1 != free0) return std::string("the memory freed after the fault is not back");
+             int* in = deviceInts(256, 3);
+             int* out = deviceInts(128, 0);
+             sumPairs_k<<<1, 256>>>(in, out, 256);
+             if (std::string o = outcome(""); !o.empty()) return "after clearFault: " + o;
+             return hostInts(out, 128)[5] == 6 ? std::string() : std::string("after clearFault: a wrong sum");
          }},
         {"a block of 1025 threads is refused at launch", [] {
              sumPairs_k<<<1, 1025>>>(deviceInts(1), deviceInts(1), 1);

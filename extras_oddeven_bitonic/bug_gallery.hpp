@@ -1,7 +1,7 @@
 // The bug gallery, for lectures: known-buggy variants of the lab's kernels,
 // each run many times on fresh random inputs to show how often, and how, it
 // goes wrong. The variants (reference_bugs.cu) are instructor material: the
-// student release leaves them out, and ./extras --bug then says so.
+// student release leaves them out, and ./extras then has no --bug option.
 #pragma once
 
 #include <cstdint>

@@ -4,7 +4,8 @@
 //      (--n, --step), checked against the linked one-block kernels (drawing.cpp);
 //   2. checks every kernel on random inputs on the GPU;
 //   3. times them against Part 3's mergeSort, cub::DeviceMergeSort, std::sort;
-//   --bug NAME runs a known-buggy variant many times (bug_gallery.hpp).
+//   --bug NAME runs a known-buggy variant many times (bug_gallery.hpp; the
+//   instructors' copy only).
 #include "bug_gallery.hpp"
 #include "drawing.hpp"
 #include "extras.cuh"
@@ -101,12 +102,13 @@ void timingStudy(int maxLog2, int runs, std::uint64_t seed, const std::string& c
 int run(int argc, char** argv) {
     Cli cli("extras", "Extras (bonus): odd-even transposition sort (X1-X2) and bitonic sort (X3-X4).");
     cli.option("n", "N", "values in the drawn networks, 2..16 (default 8)")
-        .option("max-log2", "L", "largest n of the timing table is 2^L, 11..28 (default 24)")
-        .option("bug", "NAME", "run a known-buggy variant many times (--bug list names them)")
-        .option("trials", "N", "runs of the --bug variant (default 100)")
-        .option("timeout", "S", "seconds before a --bug trial counts as hung (default 5)")
-        .flag("in-process", "run the --bug trials in this process (for compute-sanitizer; no hang timeout)")
-        .demoOptions(5, "the networks' steps");
+        .option("max-log2", "L", "largest n of the timing table is 2^L, 11..28 (default 24)");
+    if (!bugGallery().empty())  // the gallery is instructor material: a student's copy has no --bug
+        cli.option("bug", "NAME", "run a known-buggy variant many times (--bug list names them)")
+            .option("trials", "N", "runs of the --bug variant (default 100)")
+            .option("timeout", "S", "seconds before a --bug trial counts as hung (default 5)")
+            .flag("in-process", "run the --bug trials in this process (for compute-sanitizer; no hang timeout)");
+    cli.demoOptions(5, "the networks' steps");
     if (!cli.parse(argc, argv)) return 0;
     const int n = static_cast<int>(cli.integer("n", 8, 2, 16));
     const std::uint64_t seed = cli.seed("seed", 1);

@@ -29,9 +29,9 @@ __global__ void oddEvenBlock_k(T* data, int n) {
     //   smaller: compareExchange does that); the values in __shared__ memory;
     //   every thread must leave the loop in the same round, or the barriers
     //   inside it are reached by some threads only.
-    // Hint: "did anyone swap?" is one answer for the whole block. A per-thread
-    //   flag is wrong, and so is a __shared__ flag reset without a barrier
-    //   (handout, X1); __syncthreads_or(vote) is a barrier that also ORs votes.
+    //   "Did anything move this round?" needs one answer for the whole block,
+    //   made without a race.
+    // Hints: handout.md, X1.
     (void)data;
     (void)n;
     // [X1 ends] -----------------------------------------------------------------
@@ -64,14 +64,13 @@ __global__ void bitonicBlock_k(T* data, int n) {
     // TODO(X3): sort data[0, n) in this one block with a bitonic network in
     //   shared memory.
     //
-    // Goal: stages size = 2, 4, ..., the next power of two >= n; in each, steps
-    //   with partners size/2, size/4, ..., 1 apart, a __syncthreads() after
-    //   each step.
+    // Goal: stages size = 2, 4, ..., the next power of two >= n, each of
+    //   log2(size) steps, a __syncthreads() after each step.
     // Constraints: any n <= kMaxBlockSort: a compare-exchange whose upper
     //   index is >= n is skipped (that slot counts as +infinity); for this to
     //   be right, every comparator must put the smaller value at the LOWER
-    //   index, so the first step of each stage compares i with its mirror
-    //   i ^ (size - 1) instead of i ^ (size / 2) (handout, X3).
+    //   index, which the textbook network does not do.
+    // Hints: handout.md, X3.
     (void)data;
     (void)n;
     // [X3 ends] -----------------------------------------------------------------
@@ -88,6 +87,7 @@ __global__ void bitonicBlock_k(T* data, int n) {
 //   bitonicSharedSteps_k(T* data, long long n, long long size): the steps of
 //     stage `size` with partners kMaxBlockSort / 2, ..., 1 apart, which never
 //     leave a tile, on each tile in shared memory.
+//   Hints: handout.md, X4.
 // [X4 ends] ---------------------------------------------------------------------
 
 // ---------------------------------------------------------------- launchers

@@ -22,12 +22,13 @@ __global__ void mergeSmall_k(const T* A, int nA, const T* B, int nB, T* M) {
     // Constraints: no thread walks the whole path; only diagonalSearch
     //   (student_search.cuh) finds where thread k's diagonal meets the path;
     //   on equal keys A's value comes first; threads with k >= nA + nB write nothing.
-    // Hint: mergeOutputAt (student_search.cuh) gives output k. Loading A and B
-    //   into __shared__ memory first makes the binary searches cheaper; then
-    //   every thread must wait (__syncthreads) until all loads are done.
+    //   mergeOutputAt (student_search.cuh) gives output k from the crossing.
+    //   Each value of A and B is read by many threads' searches: make those
+    //   reads cheap.
+    // Hints: handout.md, Q1 (two levels, open them in order).
     //
-    // TODO(Q2): make block b merge pair b (see mergeSmallMany in part1.cuh):
-    //   move A, B and M to where pair blockIdx.x starts, in 64-bit arithmetic.
+    // TODO(Q2): make block b merge pair b of mergeSmallMany (part1.cuh); the
+    //   pairs' offsets pass 2^31 in the largest batches. Hints: handout.md, Q2.
     (void)A; (void)nA; (void)B; (void)nB; (void)M;
     // [Q1-Q2 ends] --------------------------------------------------------------
 }

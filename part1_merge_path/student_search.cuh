@@ -21,9 +21,9 @@ LAB_HD Size diagonalSearch(const T* A, Size nA, const T* B, Size nB, Size k) {
     //   with bGoesFirst(b, a) (common/merge_rule.hpp: b < a, so ties go to A
     //   and the merge is stable; Tagged compares keys only); the midpoint must
     //   not overflow.
-    // Hint: only part of the diagonal lies inside the grid: i runs from
-    //   max(0, k - nB) to min(k, nA). Along it, "A[i] is not among the first k"
-    //   is false, false, ..., true, true: compare A[i] with B[k - 1 - i].
+    //   Never read outside A or B, not even one element past an end.
+    // Hints: handout.md, "One thread per diagonal" (thread 8 of the example)
+    //   and Q1's hints.
     (void)A; (void)nA; (void)B; (void)nB; (void)k;
     return 0;
     // [Q1 ends] -----------------------------------------------------------------
@@ -38,10 +38,10 @@ LAB_HD T mergeOutputAt(const T* A, Size nA, const T* B, Size nB, Size k) {
     // TODO(Q1): the value of output k of the merge, with diagonalSearch.
     //
     // Goal: M[k] for the stable merge M of A and B, 0 <= k < nA + nB.
-    // Constraints: one diagonal search, then one comparison; ties go to A.
-    // Hint: from the crossing (i, j) the path steps down (outputs A[i]) unless
-    //   A is used up (i == nA) or B[j] < A[i]; mind j == nB. takesA
-    //   (common/merge_rule.hpp) is that rule.
+    // Constraints: one diagonal search, then the path's next step from the
+    //   crossing, by the lab's one merge rule (common/merge_rule.hpp); ties
+    //   go to A; A or B may be used up at the crossing.
+    // Hints: handout.md, Q1.
     // Until then it returns A followed by B, unmerged.
     return k < nA ? A[k] : B[k - nA];
     // [Q1 ends] -----------------------------------------------------------------

@@ -79,10 +79,15 @@ long long drawIndexMath(const Batch& b, int tpb, bool gpu) {
     }
     std::cout << "Batch merge of N = " << b.N << " pairs, d = " << b.d << ": " << tpb
               << " threads per block, so " << perBlock << (perBlock == 1 ? " pair" : " pairs") << " per block and "
-              << blocks << (blocks == 1 ? " block.\n" : " blocks.\n")
-              << "  tidx = threadIdx.x % d        (the output, i.e. diagonal, within the pair)\n"
+              << blocks << (blocks == 1 ? " block.\n" : " blocks.\n");
+#ifdef LAB_SHOW_FORMULAS  // the instructors' copy: in a student's, the formulas are Q3's to find
+    std::cout << "  tidx = threadIdx.x % d        (the output, i.e. diagonal, within the pair)\n"
               << "  Qt   = threadIdx.x / d        (the pair within the block)\n"
               << "  gbx  = Qt + blockIdx.x * (blockDim.x / d)   (the pair within the batch)\n\n";
+#else
+    std::cout << "  tidx: the output (diagonal) within the pair; Qt: the pair within the block; gbx: the pair\n"
+              << "  within the batch. Their formulas are Q3's to find (handout.md, Q3's hints).\n\n";
+#endif
     for (long long blk = 0; blk < blocks; ++blk) {
         std::cout << paint("block " + std::to_string(blk), Colour::Bold) << "\n";
         std::string rows[4] = {"  threadIdx.x", "  tidx       ", "  Qt         ", "  gbx        "};

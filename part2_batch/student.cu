@@ -32,8 +32,9 @@ __global__ void mergeSmallBatch_k(const T* in, const int* split, T* out, int d, 
     //   segment p of `in` (A_p) with its other d - split[p] values (B_p).
     // Constraints: the last block may have threads with gbx >= N: they must
     //   not read or write (but must reach every __syncthreads of the block).
-    // Hint: stage the block's values in __shared__ memory first (they are
-    //   contiguous, so the load is coalesced), then Part 1's mergeOutputAt.
+    //   Reuse Part 1's search (student_search.cuh); the block reads its pairs
+    //   from global memory with consecutive threads at consecutive addresses.
+    // Hints: handout.md, Q3.
     (void)in; (void)split; (void)out; (void)d; (void)N;
     // [Q3 ends] -----------------------------------------------------------------
 }
@@ -45,13 +46,11 @@ __global__ void sortSmall_k(const T* in, T* out, int d, long long N) {
     // TODO(Q4): sort every segment of d values, with Q3's ideas.
     //
     // Goal: segment p of `out` = segment p of `in`, sorted, stable.
-    // Constraints: the same thread/segment mapping as Q3; no recursion; d need
-    //   not be a power of two (the last run of a round may be short or alone).
-    // Hint: bottom-up: runs of 1 value are sorted; the round that merges runs
-    //   of width w into runs of 2w (w = 1, 2, 4, ...) works in shared memory,
-    //   until one run covers the segment. Two shared buffers (read one, write
-    //   the other) avoid overwriting values other threads still read; every
-    //   thread of the block must reach every __syncthreads().
+    // Constraints: the same thread/segment mapping as Q3; no recursion; the
+    //   segments sorted inside shared memory; d need not be a power of two
+    //   (the last run of a round may be short or alone); every thread of the
+    //   block must reach every __syncthreads().
+    // Hints: handout.md, Q4.
     (void)in; (void)out; (void)d; (void)N;
     // [Q4 ends] -----------------------------------------------------------------
 }

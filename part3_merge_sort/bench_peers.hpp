@@ -1,5 +1,7 @@
-// Peers of the Part 3 tables: CCCL (Thrust, CUB) and the naive GPU merges the
-// lab is meant to beat. Kept apart from main.cu so their long compile happens once.
+// CCCL peers of the Part 3 tables (Thrust and CUB ship with the CUDA toolkit).
+// Kept apart from main.cu so that their long compile happens once. The naive
+// GPU merges of the instructors' tables are instructor files (reference_peers.*),
+// not in the student copy.
 #pragma once
 
 #include "../common/peer_memory.hpp"
@@ -31,15 +33,5 @@ private:
     void* temp_ = nullptr;
     unsigned long long bytes_ = 0;
 };
-
-// Naive 1: one GPU thread merges everything, sequentially.
-void oneThreadMerge(const int* dA, long long nA, const int* dB, long long nB, int* dM);
-
-// Naive 2: one thread per input element, which finds its rank in the other
-// array by binary search; its output position is its own index plus that rank.
-void rankMerge(const int* dA, long long nA, const int* dB, long long nB, int* dM);
-
-// Naive 2 as a sort: passes of rank merges, runs of 1, 2, 4, ... (dTemp holds n).
-void rankMergeSort(int* dData, int* dTemp, long long n);
 
 }  // namespace lab::peers

@@ -18,9 +18,9 @@ namespace lab {
 
 // Tuning: by default the device's memory pool hands freed memory back to the
 // system at every synchronization, so each launcher's cudaMallocAsync maps
-// fresh memory, which costs more than a merge of a million values (about
-// 0.06 ms on an H200). Letting the pool keep up to 1 GiB between calls makes
-// a repeated allocation a lookup; more than that still goes back.
+// fresh memory, which can cost more than a merge of a million values.
+// Letting the pool keep up to 1 GiB between calls makes a repeated
+// allocation a lookup; more than that still goes back.
 inline void keepPoolMemory() {
     static const bool once = [] {
         int device = 0;

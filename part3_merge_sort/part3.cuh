@@ -23,7 +23,7 @@ struct LaunchShape {
     int threads;
     int itemsPerThread;
     int tile() const { return threads * itemsPerThread; }
-    std::string name() const { return std::to_string(threads) + "x" + std::to_string(itemsPerThread); }  // "256x17"
+    std::string name() const { return std::to_string(threads) + "x" + std::to_string(itemsPerThread); }  // e.g. "128x8"
 };
 
 // The shapes of the Q7 study. Every implementation supports all of them.

@@ -242,9 +242,8 @@ __device__ void storeTile(T* s, const T (&v)[ITEMS], int kk, int len, T* dst) {
 }
 // [Q5 ends] ---------------------------------------------------------------------
 
-// Merge stage: block t merges tile t of job.mergeOf(t, THREADS * ITEMS). Its
-// slice of A begins at splits[t] and ends at splits[t + 1], unless the tile
-// ends its merge.
+// Merge stage: block t merges tile t of job.mergeOf(t, THREADS * ITEMS),
+// starting in A at splits[t].
 template <int THREADS, int ITEMS, class T, class Job>
 __global__ void __launch_bounds__(THREADS) mergeTiles_k(Job job, const long long* splits) {
     // [Q5 begins] ---------------------------------------------------------------
@@ -349,7 +348,7 @@ __device__ void sortLoadedTile(T* s, int len, T (&v)[ITEMS]) {
 // values, fewer in the last tile) into `out`, which may be `in`.
 // Tuning: __launch_bounds__ asks for 1024 / THREADS resident blocks, i.e. at
 // most 64 registers per thread, so that half of a multiprocessor's threads
-// can be resident; with 17 Tagged values a thread otherwise takes more.
+// can be resident; with many Tagged values per thread it otherwise takes more.
 template <int THREADS, int ITEMS, class T>
 __global__ void __launch_bounds__(THREADS, 1024 / THREADS) sortTiles_k(const T* in, T* out, long long n) {
     // [Q6 begins] ---------------------------------------------------------------

@@ -20,8 +20,9 @@ const char* part3Implementation() { return "student"; }
 // studyShapes() (study_shapes.hpp).
 // [Q7 begins] -------------------------------------------------------------------
 // TODO(Q7): your default shapes. Run the study (./part3), pick the shapes you
-//   would ship, and justify the choice in your report. The sort may use the
-//   merge's shape or its own. Until then: the first study shape for both.
+//   would ship, and justify the choice in your report (no GPU: handout.md,
+//   "The report without a GPU"). The sort may use the merge's shape or its
+//   own. Until then: the first study shape for both.
 constexpr int kThreads = 128;
 constexpr int kItems = 4;
 constexpr int kSortThreads = kThreads;
@@ -70,7 +71,7 @@ struct SortPass {
         //   B: the second, shorter or empty at the end of the array), where it
         //   writes in dst, and k0, the tile's first output counted from the
         //   start of that merge.
-        // Hint: merges of a pass start at multiples of 2 * width.
+        // Hints: handout.md, Q6.
         (void)t;
         (void)tile;
         return {src, 0, src, 0, dst, 0};
@@ -100,13 +101,11 @@ __global__ void partition_k(Job job, int tile, long long numTiles, long long* sp
 
 // [Q5 begins] -------------------------------------------------------------------
 // TODO(Q5): device helpers of the merge stage, if you want some (for example
-//   a thread's sequential merge of ITEMS outputs into registers, stepping
-//   with takesA from common/merge_rule.hpp).
+//   one thread's share of a tile's merge, which Q6's tile sort can reuse).
 // [Q5 ends] ---------------------------------------------------------------------
 
-// Merge stage: block t merges tile t of job.mergeOf(t, THREADS * ITEMS). Its
-// slice of A begins at splits[t] and ends at splits[t + 1], unless the tile
-// ends its merge.
+// Merge stage: block t merges tile t of job.mergeOf(t, THREADS * ITEMS),
+// starting in A at splits[t].
 template <int THREADS, int ITEMS, class T, class Job>
 __global__ void __launch_bounds__(THREADS) mergeTiles_k(Job job, const long long* splits) {
     // [Q5 begins] ---------------------------------------------------------------
@@ -114,47 +113,38 @@ __global__ void __launch_bounds__(THREADS) mergeTiles_k(Job job, const long long
     //
     // Goal: outputs [k0, min(k0 + tile, nA + nB)) of the tile's merge
     //   (job.mergeOf(t, tile)), into its M, stable.
-    // Constraints: load the tile's slices of A and B into __shared__ memory
-    //   (coalesced: consecutive threads read consecutive addresses); each
-    //   thread produces ITEMS consecutive outputs, starting where its diagonal
-    //   of the tile meets the path (a search in shared memory) and then merging
-    //   sequentially; correct when a slice of A or B is empty.
-    // Hint: the tile's slice of A (a Range, launch_support.cuh) begins at
-    //   splits[t] and ends where the next tile's begins, splits[t + 1], unless
-    //   this tile ends its merge: then it ends at the merge's nA. (In a sort
-    //   pass, the last tile of every merge is such a tile.) Its slice of B
-    //   follows from the diagonals: outputs = slice of A + slice of B. Write
-    //   the outputs through shared memory too, so that the stores to global
-    //   memory are coalesced.
+    // Constraints: the tile's slices of A and B go through __shared__ memory,
+    //   and global memory is read and written coalesced (consecutive threads,
+    //   consecutive addresses); each thread produces ITEMS consecutive outputs;
+    //   correct when a slice of A or B is empty, and for every job: Q6 runs
+    //   this kernel on the many merges of a sort pass.
+    // Hints: handout.md, Q5 (and Q6 for the sort passes).
     (void)job;
     (void)splits;
     // [Q5 ends] -----------------------------------------------------------------
 }
 
 // [Q6 begins] -------------------------------------------------------------------
-// TODO(Q6): device helpers of the tile sort, if you want some (for example a
-//   thread's sort of its own ITEMS values).
+// TODO(Q6): device helpers of the tile sort, if you want some.
 // [Q6 ends] ---------------------------------------------------------------------
 
 // Q6, phase 1 (tile sort): block b sorts tile b of `in` (THREADS * ITEMS
 // values, fewer in the last tile) into `out`, which may be `in`.
 // Tuning: __launch_bounds__ asks for 1024 / THREADS resident blocks, i.e. at
 // most 64 registers per thread, so that half of a multiprocessor's threads
-// can be resident; with 17 Tagged values a thread otherwise takes more.
+// can be resident; with many Tagged values per thread it otherwise takes more.
 template <int THREADS, int ITEMS, class T>
 __global__ void __launch_bounds__(THREADS, 1024 / THREADS) sortTiles_k(const T* in, T* out, long long n) {
     // [Q6 begins] ---------------------------------------------------------------
     // TODO(Q6): sort tile blockIdx.x of `in` into `out`, stably.
     //
-    // Constraints: the tile's values in __shared__ memory; each thread first
-    //   sorts its own ITEMS values (stably: insertion sort), then rounds merge
-    //   neighbouring runs of ITEMS, 2 ITEMS, ... values as in Part 2's batch
-    //   sort, a thread producing ITEMS outputs of a round instead of one.
+    // Constraints: the tile sorted in __shared__ memory, stably, with Part 2's
+    //   rounds of merges; each thread produces ITEMS outputs of a round.
     //   The last tile may be short: threads past its end sort nothing but
     //   still reach every __syncthreads(). Room for one tile: a block may
     //   declare 48 KB of __shared__ arrays, and the 512 x 17 study shape's
-    //   tile of ints takes 34 KB, so a second tile-sized buffer does not fit
-    //   (each thread's values can wait in registers between rounds).
+    //   tile of ints takes 34 KB, so a second tile-sized buffer does not fit.
+    // Hints: handout.md, Q6.
     (void)in;
     (void)out;
     (void)n;
@@ -196,8 +186,7 @@ void mergeSortImpl(T* dData, long long n) {
     //   Q5's two stages over SortPass<T> jobs. Ping-pong between dData and one
     //   temporary buffer of n values (Scratch<T>), and make sure the result
     //   ends in dData.
-    // Hint: count the passes first: then you know which buffer sortTiles_k
-    //   must write to so that the last pass ends in dData.
+    // Hints: handout.md, Q6.
     (void)dData;
     // [Q6 ends] -----------------------------------------------------------------
 }

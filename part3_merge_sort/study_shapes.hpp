@@ -1,6 +1,6 @@
 // The launch shapes of the Q7 study, listed once: as types here, so that a
-// shape can become template arguments (shape_dispatch.cuh), and as values
-// through studyShapes() (shapes.cpp) for the graders and the demo.
+// shape can become template arguments (withShape, launch_support.cuh), and as
+// values through studyShapes() (shapes.cpp) for the graders and the demo.
 #pragma once
 
 #include <tuple>

@@ -8,6 +8,7 @@
 #include "../common/merge_rule.hpp"
 #include "../common/study.hpp"
 #include "../common/tagged.hpp"
+#include "../part1_merge_path/part1.cuh"
 #include "oracle/oracle.hpp"
 
 #include <algorithm>
@@ -124,6 +125,42 @@ TEST_CASE("The sequential merge path equals std::merge and takes A first on ties
             }
         }
     }
+}
+
+TEST_CASE("The trusted host's diagonal search counts A's values among the first k outputs, A first on ties",
+          "[common][part1]") {
+    // The graders' Q1 answers come from this function (tests/oracle/oracle_part1.cpp),
+    // so it is checked against the sequential merge path on every diagonal,
+    // k = 0 .. nA + nB, of many small random pairs full of equal keys.
+    Rng rng(test::seed());
+    for (int trial = 0; trial < 4000; ++trial) {
+        const int nA = static_cast<int>(rng.below(trial < 100 ? 3 : 48));  // empty and tiny arrays first
+        const int nB = static_cast<int>(rng.below(trial < 100 ? 3 : 48));
+        const auto distinct = static_cast<std::uint32_t>(1 + rng.below(trial % 2 ? 4 : 64));
+        const std::uint64_t s = rng.next();
+        std::vector<int> keysA = randomKeys(nA, s, distinct), keysB = randomKeys(nB, s + 1, distinct);
+        std::sort(keysA.begin(), keysA.end());
+        std::sort(keysB.begin(), keysB.end());
+        const auto A = tagKeys(keysA, 0), B = tagKeys(keysB, nA);
+        std::vector<Step> path;
+        mergePathSequential(A, B, &path);
+        std::vector<long long> expected, found;
+        long long fromA = 0;
+        for (int k = 0; k <= nA + nB; ++k) {
+            expected.insert(expected.end(), {fromA, fromA, fromA});
+            found.insert(found.end(), {diagonalSearchOnHost(A.data(), nA, B.data(), nB, k),
+                                       diagonalSearchOnHost(keysA.data(), nA, keysB.data(), nB, k),
+                                       diagonalSearchOnHost(keysA.data(), static_cast<long long>(nA), keysB.data(),
+                                                            static_cast<long long>(nB), static_cast<long long>(k))});
+            if (k < nA + nB && path[k] == Step::Down) ++fromA;
+        }
+        INFO(test::context(s, "|A|=" + std::to_string(nA) + " |B|=" + std::to_string(nB) + ", " +
+                                  std::to_string(distinct) + " distinct keys; each k = 0.. three times (overloads)"));
+        REQUIRE(found == expected);
+    }
+    const int one[] = {1};
+    CHECK_THROWS_AS(diagonalSearchOnHost(one, 1, one, 1, 3), Error);
+    CHECK_THROWS_AS(diagonalSearchOnHost(one, 1, one, 1, -1), Error);
 }
 
 namespace {

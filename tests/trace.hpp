@@ -79,8 +79,12 @@ struct KernelRule {
 Check checkTrace(const TraceLog& log, const std::vector<KernelRule>& rules, const std::string& what);
 
 // Runs the launcher under the trace and checks it: the one call graders use.
+// Emulated, a fault's report names `what` too.
 inline Check tracedCall(const std::function<void()>& call, const std::vector<KernelRule>& rules,
                         const std::string& what) {
+#ifdef LAB_EMULATED
+    const emu::CaseContext context(what.c_str());
+#endif
     return checkTrace(traceCall(call), rules, what);
 }
 

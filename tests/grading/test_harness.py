@@ -1116,7 +1116,7 @@ class Release(unittest.TestCase):
             self.skipTest("this is a student copy already (make release checks it for leaks)")
         with tempfile.TemporaryDirectory() as tmp:
             target = R.write_release(h.LAB, Path(tmp))
-            self.assertEqual(R.leaks(target), [])
+            self.assertEqual(R.leaks(target, h.LAB), [])  # the check by shape included
             self.assertFalse((target / "TUNING.md").exists())
             self.assertFalse(any((target / "results").glob("*/*")))
             self.assertTrue((target / "results" / "bench.py").exists())
@@ -1138,6 +1138,56 @@ class Release(unittest.TestCase):
             self.assertTrue(any(f.startswith("b.cu: the bitonic network") for f in found))
         self.assertFalse(R.student_file("TUNING.md"))
         self.assertFalse(R.student_file("results/nvidia-h200/q7.png"))
+
+    @unittest.skipUnless((HERE / "reference_leaked_bench_peers.cu.txt").exists(), "a student copy has no reference")
+    def test_the_naive_merge_sort_that_once_shipped_is_found_by_its_shape(self):
+        # part3_merge_sort/bench_peers.cu as it shipped with the naive GPU merges:
+        # the searches by formula missed it; its merge sort's pass repeats three
+        # statements of Q6's region (SortPass::mergeOf) in a row.
+        old = (HERE / "reference_leaked_bench_peers.cu.txt").read_text()
+        with tempfile.TemporaryDirectory() as tmp:
+            copy = Path(tmp)
+            (copy / "part3_merge_sort").mkdir()
+            (copy / "part3_merge_sort" / "bench_peers.cu").write_text(old)
+            self.assertEqual(R.leaks(copy), [])
+            found = R.leaks(copy, h.LAB)
+        line = 1 + old[:old.index("const long long start")].count("\n")
+        self.assertEqual(len(found), 1, found)
+        self.assertTrue(found[0].startswith(f"part3_merge_sort/bench_peers.cu:{line}-{line + 1}: 3 statements"), found)
+        self.assertIn("question region Q6 of part3_merge_sort/reference.cu", found[0])
+
+    def test_a_region_renamed_and_reformatted_is_found_and_two_statements_are_not(self):
+        # A made-up region (no answer of the lab's), in a made-up instructor file.
+        region = ("int f(float* w, int base, int step, int lane, int total, float scale) {\n"
+                  "    // [Q9 begins] ---\n"
+                  "    const int left = base + step * (2 * lane);  // the pair's first\n"
+                  "    const int right = min(left + step, total - 1);\n"
+                  "    w[left] = w[left] * scale + w[right] * (1 - scale);\n"
+                  "    return left;\n"
+                  "    // [Q9 ends] ---\n"
+                  "}\n")
+        shipped = {
+            # one line, other names and types, a comment, two declarations in one
+            "renamed.cu": "#include <x>\n\nvoid g() {\n  long a = b + c * (2 * d) /* x */, e = std::min(a + c, n - 1); "
+                          "v[a] = v[a]*k + v[e]*(1 - k); }\n",
+            # in a Python string, as a test's snippet would be
+            "snippet.py": 'CODE = """\nint l = b + s * (2 * x);\nint r = min(l + s, t - 1);\n"""\n'
+                          'MORE = "w[l] = w[l] * k + w[r] * (1 - k);\\n"\n',
+            # two of the three statements, then others
+            "two.cu": "int a = b + c * (2 * d);\nint e = min(a + c, n - 1);\nw[e] = 0;\nreturn a * a + e * e;\n",
+        }
+        with tempfile.TemporaryDirectory() as tmp:
+            lab, copy = Path(tmp) / "lab", Path(tmp) / "copy"
+            (lab / "p").mkdir(parents=True)
+            copy.mkdir()
+            (lab / "p" / "reference_x.cu").write_text(region)
+            for name, text in shipped.items():
+                (copy / name).write_text(text)
+            found = R.shape_leaks(copy, lab)
+        self.assertEqual(len(found), 2, found)
+        self.assertTrue(found[0].startswith("renamed.cu:4-4: 3 statements in a row shaped as in question region Q9 "
+                                            "of p/reference_x.cu (its lines 3-5)"), found)
+        self.assertTrue(found[1].startswith("snippet.py:2-5: 3 statements"), found)
 
 
 ObjectProblems = test_symbols.ObjectProblems  # the link-time checks' own tests (symbols.py) run here too
