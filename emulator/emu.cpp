@@ -11,6 +11,7 @@
 
 #include <cxxabi.h>
 #include <elf.h>
+#include <execinfo.h>
 #include <fcntl.h>
 #include <link.h>
 #include <signal.h>
@@ -70,8 +71,10 @@ void deviceMemoryOpen(bool open);                   // section 4
 std::size_t allocatedBytes = 0;
 
 cudaError_t lastError = cudaSuccess;    // cleared by cudaGetLastError
-cudaError_t stickyError = cudaSuccess;  // a kernel fault: every later call returns it
+cudaError_t stickyError = cudaSuccess;  // a kernel fault: every later call returns it (until clearFault)
 std::string lastFault;
+std::size_t faults = 0;                 // every fault so far
+std::string caseContext;                // the test case running now (CaseContext), for the reports
 
 struct Log {
     bool on = false;
@@ -107,14 +110,23 @@ std::string demangle(const char* mangled) {
     return out;
 }
 
+// Where the executable is loaded: its addresses in the file are offsets from here.
+std::uintptr_t loadBase() {
+    static const std::uintptr_t base = [] {
+        std::uintptr_t b = 0;
+        dl_iterate_phdr([](dl_phdr_info* info, std::size_t, void* out) {
+            *static_cast<std::uintptr_t*>(out) = info->dlpi_addr;
+            return 1;  // the first object is the executable
+        }, &b);
+        return b;
+    }();
+    return base;
+}
+
 const std::vector<Symbol>& symbols() {
     static const std::vector<Symbol> table = [] {
         std::vector<Symbol> out;
-        std::uintptr_t base = 0;
-        dl_iterate_phdr([](dl_phdr_info* info, std::size_t, void* b) {
-            *static_cast<std::uintptr_t*>(b) = info->dlpi_addr;
-            return 1;  // the first object is the executable
-        }, &base);
+        const std::uintptr_t base = loadBase();
         const int fd = open("/proc/self/exe", O_RDONLY);
         if (fd < 0) return out;
         const off_t size = lseek(fd, 0, SEEK_END);
@@ -153,6 +165,178 @@ std::string symbolAt(const void* address) {
         if (it->size != 0) break;
     }
     return "";
+}
+
+// ---------------------------------------------------------------- source lines
+// Where code of the program comes from, for the fault reports: read from the
+// debug information (-g) by addr2line (binutils, which comes with g++). The
+// copies rewrite.py compiles keep their originals' file names and lines.
+struct SourceFrame {
+    std::string function;  // demangled, in full (shortFunction shortens it)
+    std::string file;      // in the lab: "part1_merge_path/student.cu"; outside it (a system header): absolute
+    int line = 0;
+};
+
+// "void lab::(anonymous namespace)::k<int>(int const*, int)" -> "k<int>"
+std::string shortFunction(std::string s) {
+    static const std::string anonymous = "(anonymous namespace)::";
+    for (std::size_t at; (at = s.find(anonymous)) != std::string::npos;) s.erase(at, anonymous.size());
+    int depth = 0;
+    std::size_t start = 0, end = s.size();
+    for (std::size_t i = 0; i < s.size(); ++i) {
+        const char c = s[i];
+        if (c == '<' || c == '[' || c == '{') ++depth;
+        else if (c == '>' || c == ']' || c == '}') --depth;
+        else if (depth == 0 && c == '(' && i > 0) { end = i; break; }
+        else if (depth == 0 && c == ' ') start = i + 1;  // after the return type
+        else if (depth == 0 && c == ':' && i + 1 < s.size() && s[i + 1] == ':') start = i + 2, ++i;
+    }
+    return s.substr(start, end - start);
+}
+
+// For each return address (innermost frame first), the functions inlined at
+// its call, innermost first; nothing where addr2line is missing or cannot tell.
+std::vector<std::vector<SourceFrame>> lookUp(const std::vector<std::uintptr_t>& returns) {
+    std::vector<std::vector<SourceFrame>> out(returns.size());
+    if (returns.empty()) return out;
+    std::string command = "addr2line -a -f -i -C -e /proc/" + std::to_string(getpid()) + "/exe";
+    for (std::uintptr_t r : returns) {
+        char buf[32];
+        std::snprintf(buf, sizeof buf, " 0x%zx", static_cast<std::size_t>(r - 1 - loadBase()));  // the call itself
+        command += buf;
+    }
+    FILE* pipe = popen((command + " 2>/dev/null").c_str(), "r");
+    if (!pipe) return out;
+    std::vector<std::string> lines;
+    char buf[4096];
+    while (std::fgets(buf, sizeof buf, pipe)) {
+        std::string s = buf;
+        while (!s.empty() && (s.back() == '\n' || s.back() == '\r')) s.pop_back();
+        lines.push_back(s);
+    }
+    pclose(pipe);
+    int k = -1;
+    for (std::size_t i = 0; i < lines.size(); ++i) {
+        if (lines[i].rfind("0x", 0) == 0) {
+            ++k;
+            continue;
+        }
+        if (k < 0 || k >= static_cast<int>(out.size()) || i + 1 >= lines.size()) break;
+        std::string place = lines[++i];
+        place = place.substr(0, place.find(" ("));  // "(discriminator 2)"
+        const std::size_t colon = place.rfind(':');
+        SourceFrame f{lines[i - 1], place.substr(0, colon), 0};
+        if (colon != std::string::npos) f.line = std::atoi(place.c_str() + colon + 1);
+        out[static_cast<std::size_t>(k)].push_back(f);
+    }
+    return out;
+}
+
+// The folder the lab was built in, as the debug information has it ("/home/me/lab/"):
+// where this file is, less its name in the lab.
+const std::string& labFolder() {
+    static const std::string folder = [] {
+        const auto here = lookUp({reinterpret_cast<std::uintptr_t>(&lookUp) + 1});
+        const std::string name = "emulator/emu.cpp";
+        const std::string file = here[0].empty() ? "" : here[0][0].file;
+        const bool found =
+            file.size() >= name.size() && file.compare(file.size() - name.size(), name.size(), name) == 0;
+        return found ? file.substr(0, file.size() - name.size()) : std::string();
+    }();
+    return folder;
+}
+
+// Each address is looked up once (a fault's report may ask for several
+// threads stopped at the same line); files of the lab by their names in it.
+std::vector<std::vector<SourceFrame>> sourceFrames(const std::vector<std::uintptr_t>& returns) {
+    static std::map<std::uintptr_t, std::vector<SourceFrame>> known;
+    std::vector<std::uintptr_t> asked;
+    for (std::uintptr_t r : returns)
+        if (!known.count(r) && std::find(asked.begin(), asked.end(), r) == asked.end()) asked.push_back(r);
+    std::vector<std::vector<SourceFrame>> found = lookUp(asked);
+    const std::string& lab = labFolder();
+    // GCC files some code (template instances) under the copy rewrite.py made
+    // rather than under the name its #line gives: the same lines all the same.
+    const std::string copies = "build/emu/src/";
+    for (auto& inlined : found)
+        for (SourceFrame& f : inlined) {
+            if (!lab.empty() && f.file.compare(0, lab.size(), lab) == 0) f.file.erase(0, lab.size());
+            while (f.file.compare(0, 2, "./") == 0) f.file.erase(0, 2);
+            if (f.file.compare(0, copies.size(), copies) == 0) f.file.erase(0, copies.size());
+        }
+    for (std::size_t i = 0; i < asked.size(); ++i) known[asked[i]] = found[i];
+    std::vector<std::vector<SourceFrame>> out;
+    for (std::uintptr_t r : returns) out.push_back(known[r]);
+    return out;
+}
+
+// The lines of the kernel's own code in a stack (return addresses, innermost
+// first), innermost first: the emulator's, the standard library's and those
+// it cannot place left out, up to the launch. `kernel`: the function the
+// last of them is in, when the walk got to the launch (the kernel itself:
+// emu.hpp makes kernels real functions).
+struct Chain {
+    std::vector<SourceFrame> frames;
+    std::string kernel;
+};
+bool inLab(const SourceFrame& f) {
+    return !f.file.empty() && f.file != "??" && f.file[0] != '/' && f.line > 0 &&
+           f.file.rfind("emulator/emu.", 0) != 0;
+}
+Chain kernelChain(const std::vector<std::uintptr_t>& stack) {
+    Chain chain;
+    const auto inlined = sourceFrames(stack);
+    std::uintptr_t last = 0;  // the return address of the last line taken
+    bool launch = false;
+    for (std::size_t i = 0; i < stack.size() && !launch; ++i) {
+        const std::vector<SourceFrame>& group = inlined[i];  // its last: the function the address is in
+        if (group.empty()) continue;
+        if (group.back().file.rfind("emulator/emu.", 0) == 0) {  // the emulator's code: below the
+            launch = last != 0;                                  // kernel the fault's report, above it the launch
+            continue;
+        }
+        for (const SourceFrame& f : group) {
+            // rewrite.py's launch, [](auto... a) { kernel(a...); } in the launcher
+            // (binutils spell its name either way)
+            launch = f.function.find("{lambda((auto:1)...)") != std::string::npos ||
+                     f.function.find("{lambda(auto:1...)") != std::string::npos;
+            if (launch) break;
+            if (inLab(f)) {
+                chain.frames.push_back(f);
+                last = stack[i];
+            }
+        }
+    }
+    if (launch && last) chain.kernel = shortFunction(symbolAt(reinterpret_cast<const void*>(last - 1)));
+    return chain;
+}
+
+// " at part1_merge_path/student.cu:63", or for code in a function the kernel
+// calls, " at common/x.cuh:20, called from part1_merge_path/student.cu:63".
+std::string placeText(const std::vector<SourceFrame>& frames) {
+    constexpr std::size_t kMost = 4;
+    std::string out;
+    for (std::size_t i = 0; i < frames.size() && i < kMost; ++i)
+        out += (i == 0 ? " at " : ", called from ") + frames[i].file + ":" + std::to_string(frames[i].line);
+    if (frames.size() > kMost) out += ", ...";
+    return out;
+}
+
+// The innermost line of the kernel's code at one return address (a shared
+// access recorded earlier): " at file:line", or "".
+std::string placeOf(std::uintptr_t returnAddress) {
+    if (returnAddress == 0) return "";
+    const Chain chain = kernelChain({returnAddress});
+    return chain.frames.empty() ? "" : placeText({chain.frames.front()});
+}
+
+// The return addresses of the calling thread's stack, innermost first.
+std::vector<std::uintptr_t> stackHere() {
+    void* frames[64];
+    const int n = backtrace(frames, 64);
+    std::vector<std::uintptr_t> out;
+    for (int i = 0; i < n; ++i) out.push_back(reinterpret_cast<std::uintptr_t>(frames[i]));
+    return out;
 }
 
 bool inRange(const void* p, const void* lo, const void* hi) {
@@ -226,6 +410,8 @@ struct Launch {
     std::size_t dynamicShared = 0;
     std::vector<const SharedVariable*> sharedVariables;  // the static shared variables it touched
     std::size_t staticShared = 0;              // their bytes
+    bool capturing = false;                    // stackOf: a waiting thread reports its stack
+    std::vector<std::uintptr_t> captured;      // ... here
 };
 
 Launch* active = nullptr;  // the launch running now, if any
@@ -268,33 +454,40 @@ std::mt19937_64& rng() {
 }
 
 // ---------------------------------------------------------------- faults
+// "thread (x,y,z) of block (x,y,z)"
 std::string where(const Launch& l, int t) {
     const unsigned bx = l.block.x, by = l.block.y;
     std::ostringstream os;
     os << "thread (" << t % bx << "," << (t / bx) % by << "," << t / (bx * by) << ") of block (" << l.blockIndex.x
-       << "," << l.blockIndex.y << "," << l.blockIndex.z << ") in " << l.name;
+       << "," << l.blockIndex.y << "," << l.blockIndex.z << ")";
     return os.str();
 }
 
-// Ends the launch: the message is printed and kept, every later CUDA call
-// returns the error, as after a fault on a GPU.
-void reportFault(const std::string& what) {
-    lastFault = "EMULATED GPU FAULT: " + what;
-    std::fprintf(stderr, "%s\n", lastFault.c_str());
+// Ends the launch: "EMULATED GPU FAULT: <what> in <kernel> at <file:line>" is
+// printed with the test case's context and kept (without it), and every
+// later CUDA call returns the error, as after a fault on a GPU, until
+// clearFault. `stack`: the return addresses of the thread at fault (stackHere,
+// stackOf), which name the kernel as compiled (template arguments filled in)
+// and, when `placed`, the line; without them, the kernel as written at the
+// launch.
+void reportFault(const std::string& what, const std::vector<std::uintptr_t>& stack = {}, bool placed = true) {
+    const Chain chain = kernelChain(stack);
+    const std::string kernel = chain.kernel.empty() ? active->name : chain.kernel;
+    lastFault = "EMULATED GPU FAULT: " + what + " in " + kernel + (placed ? placeText(chain.frames) : "");
+    ++faults;
+    std::fprintf(stderr, "%s%s\n", lastFault.c_str(), caseContext.empty() ? "" : (" [" + caseContext + "]").c_str());
     std::fflush(stderr);
     stickyError = cudaErrorIllegalAddress;
     active->aborted = true;
 }
 
 // The same from inside a thread, whose fiber is then dropped.
-[[noreturn]] void fault(const std::string& what) {
-    reportFault(what);
+[[noreturn]] void faultHere(const std::string& what) {
+    reportFault(what + " by " + where(*active, active->current), stackHere());
     inKernel = false;
     setcontext(&scheduler);  // back into resume(), never to this fiber
     std::abort();
 }
-
-[[noreturn]] void faultHere(const std::string& what) { fault(what + " by " + where(*active, active->current)); }
 
 // ---------------------------------------------------------------- running
 Thread& me() { return active->thread[active->current]; }
@@ -313,7 +506,13 @@ void yieldToScheduler() {
     const int self = l.current;
     inKernel = false;
     swapcontext(&l.thread[self].context, &scheduler);
-    // resumed by the scheduler, which has set l.current = self and inKernel
+    // resumed by the scheduler, which has set l.current = self and inKernel;
+    // or, after a fault, asked for this thread's stack (stackOf)
+    while (l.capturing) {
+        inKernel = false;
+        l.captured = stackHere();
+        swapcontext(&l.thread[self].context, &scheduler);
+    }
 }
 
 void fiberEntry() {
@@ -334,9 +533,25 @@ void resume(Launch& l, int t) {
     inKernel = false;
 }
 
-std::string list(const std::vector<int>& ids, const Launch& l) {
+// The stack of a thread waiting at a barrier or warp operation (from the
+// scheduler, after a fault): it wakes up just to read it.
+std::vector<std::uintptr_t> stackOf(Launch& l, int t) {
+    const State s = l.thread[t].state;
+    if (s != State::AtBarrier && s != State::AtWarp) return {};
+    l.capturing = true;
+    resume(l, t);
+    l.capturing = false;
+    return std::move(l.captured);
+}
+
+// Threads, each with the line it waits at when `placed` (a barrier or warp
+// operation): up to three, then how many more.
+std::string list(const std::vector<int>& ids, Launch& l, bool placed = false) {
     std::ostringstream os;
-    for (std::size_t i = 0; i < ids.size() && i < 3; ++i) os << (i ? "; " : "") << where(l, ids[i]);
+    for (std::size_t i = 0; i < ids.size() && i < 3; ++i) {
+        os << (i ? "; " : "") << where(l, ids[i]);
+        if (placed) os << placeText(kernelChain(stackOf(l, ids[i])).frames);
+    }
     if (ids.size() > 3) os << " and " << ids.size() - 3 << " more";
     return os.str();
 }
@@ -357,7 +572,7 @@ bool releaseWarps(Launch& l) {
             if (!named) continue;
             if (l.thread[t].state == State::Done) {
                 reportFault("a warp operation names lane " + std::to_string(t - first) + ", which has exited, by " +
-                            where(l, waiting));
+                            where(l, waiting), stackOf(l, waiting));
                 return false;
             }
             if (l.thread[t].state != State::AtWarp) ready = false;
@@ -399,17 +614,20 @@ bool releaseBlock(Launch& l) {
         (s == State::AtBarrier ? at : s == State::Done ? done : elsewhere).push_back(t);
     }
     if (at.empty()) {
-        reportFault("deadlock: " + list(elsewhere, l) + " wait at warp operations that cannot complete");
+        reportFault("deadlock: " + list(elsewhere, l, true) + " wait at warp operations that cannot complete",
+                    stackOf(l, elsewhere[0]), false);
         return false;
     }
     if (!elsewhere.empty()) {
-        reportFault("deadlock: " + list(at, l) + " wait at __syncthreads while " + list(elsewhere, l) +
-              " wait at a warp operation that cannot complete");
+        reportFault("deadlock: " + list(at, l, true) + " wait at __syncthreads while " + list(elsewhere, l, true) +
+                        " wait at a warp operation that cannot complete",
+                    stackOf(l, at[0]), false);
         return false;
     }
     if (!done.empty()) {
-        reportFault("a barrier some threads never reach: " + list(at, l) + " wait at __syncthreads, but " + list(done, l) +
-              " returned without reaching it");
+        reportFault("a barrier some threads never reach: " + list(at, l, true) + " wait at __syncthreads, but " +
+                        list(done, l) + " returned without reaching it",
+                    stackOf(l, at[0]), false);
         return false;
     }
     int count = 0;
@@ -484,16 +702,27 @@ void ensureStacks() {
 
 // ================================================================ 3. checks
 
-// One shadow entry per shared byte: who last wrote and read it, when.
+// One shadow entry per shared byte: who last wrote and read it, when, and
+// from where (codeOffset).
 struct Shadow {
     std::uint32_t generation;  // the block it was last touched in
     std::uint32_t writeInterval, readInterval;
     std::uint32_t writeWarpSync, readWarpSync;
+    std::uint32_t writeCode, readCode;
     std::uint16_t writer, reader;
     std::int16_t readWarp;  // the warp of every reader in this interval, -1 for several warps
     std::uint8_t written, manyReaders;
 };
 Shadow* shadow = nullptr;
+
+// A return address in the program's code as 32 bits, and back.
+std::uint32_t codeOffset(const void* returnAddress) {
+    return static_cast<std::uint32_t>(reinterpret_cast<std::uintptr_t>(returnAddress) -
+                                      reinterpret_cast<std::uintptr_t>(__executable_start));
+}
+std::uintptr_t codeAddress(std::uint32_t offset) {
+    return offset ? reinterpret_cast<std::uintptr_t>(__executable_start) + offset : 0;
+}
 
 Shadow& shadowOf(const char* p) {
     if (!shadow) {
@@ -536,10 +765,11 @@ void countStaticShared(Launch& l, const char* p) {
 // a GPU reads whatever is there (the reference's merge reads one spare slot
 // so and leaves the value unused); here that is the poison each block starts
 // with (runBlock), never zero.
-void checkShared(const char* p, std::size_t bytes, bool write) {
+void checkShared(const char* p, std::size_t bytes, bool write, const void* from) {
     Launch& l = *active;
     const int t = l.current;
     const std::uint32_t ws = l.warpSyncs[t / 32];
+    const std::uint32_t code = codeOffset(from);
     for (std::size_t i = 0; i < bytes; ++i) {
         Shadow& s = shadowOf(p + i);
         if (s.generation != blockGeneration) {
@@ -550,13 +780,14 @@ void checkShared(const char* p, std::size_t bytes, bool write) {
         if (!write) {
             if (s.writeInterval == interval && s.writer != t && !orderedInWarp(l, s.writer, s.writeWarpSync, t))
                 faultHere("shared-memory race on " + sharedName(p + i) + ": written by " + where(l, s.writer) +
-                          " and read, with no barrier between,");
+                          placeOf(codeAddress(s.writeCode)) + " and read, with no barrier between,");
             if (s.readInterval != interval) {
                 s.readInterval = interval;
                 s.reader = static_cast<std::uint16_t>(t);
                 s.manyReaders = 0;
                 s.readWarp = static_cast<std::int16_t>(t / 32);
                 s.readWarpSync = ws;
+                s.readCode = code;
             } else {
                 if (s.reader != t) s.manyReaders = 1;
                 if (s.readWarp != t / 32) s.readWarp = -1;
@@ -566,16 +797,18 @@ void checkShared(const char* p, std::size_t bytes, bool write) {
             if (s.written && s.writeInterval == interval && s.writer != t &&
                 !orderedInWarp(l, s.writer, s.writeWarpSync, t))
                 faultHere("shared-memory race on " + sharedName(p + i) + ": written by " + where(l, s.writer) +
-                          " and written again, with no barrier between,");
+                          placeOf(codeAddress(s.writeCode)) + " and written again, with no barrier between,");
             if (s.readInterval == interval && (s.manyReaders || s.reader != t) &&
                 !(s.readWarp == t / 32 && l.warpSyncs[t / 32] > s.readWarpSync))
                 faultHere("shared-memory race on " + sharedName(p + i) + ": read by " +
-                          (s.manyReaders ? std::string("several threads") : where(l, s.reader)) +
+                          (s.manyReaders ? "several threads (the last" + placeOf(codeAddress(s.readCode)) + ")"
+                                         : where(l, s.reader) + placeOf(codeAddress(s.readCode))) +
                           " and written, with no barrier between,");
             s.written = 1;
             s.writeInterval = interval;
             s.writer = static_cast<std::uint16_t>(t);
             s.writeWarpSync = ws;
+            s.writeCode = code;
         }
     }
 }
@@ -591,12 +824,13 @@ const Allocation* allocationNear(std::uintptr_t a) {
 
 const Allocation* lastHit = nullptr;
 
-void access(const void* address, std::size_t bytes, bool write) {
+// `from`: the return address of the instrumentation's call, in the kernel's code.
+void access(const void* address, std::size_t bytes, bool write, const void* from) {
     if (!inKernel) return;
     Unchecked unchecked;
     const char* p = static_cast<const char*>(address);
     if (inShared(p)) {
-        checkShared(p, bytes, write);
+        checkShared(p, bytes, write, from);
         return;
     }
     char* stack = stacks + static_cast<std::size_t>(active->current) * kStackBytes;
@@ -772,7 +1006,7 @@ void checkAtomic(const void* address, std::size_t bytes) {
     if (!inKernel) return;
     const char* p = static_cast<const char*>(address);
     if (inShared(p)) return;
-    access(address, bytes, true);
+    access(address, bytes, true, __builtin_return_address(0));
 }
 
 void recordLaunches(bool on) {
@@ -793,6 +1027,16 @@ const char* hostCopy(std::size_t i) { return trace.copies[i].c_str(); }
 std::size_t hostMemoryCallCount() { return trace.memoryCalls.size(); }
 const char* hostMemoryCall(std::size_t i) { return trace.memoryCalls[i].c_str(); }
 const char* faultMessage() { return lastFault.c_str(); }
+std::size_t faultCount() { return faults; }
+
+void clearFault() {
+    stickyError = cudaSuccess;
+    lastError = cudaSuccess;
+    lastFault.clear();
+}
+
+CaseContext::CaseContext(const char* text) { caseContext = text ? text : ""; }
+CaseContext::~CaseContext() { caseContext.clear(); }
 
 const char* describe() {
     static const std::string text = "EMULATED on the CPU: correctness only; a GPU may still disagree (warp timing, "
@@ -809,21 +1053,23 @@ extern "C" {
 void __tsan_init() {}
 void __tsan_func_entry(void*) {}
 void __tsan_func_exit() {}
-#define EMU_TSAN_SIZE(n)                                                            \
-    void __tsan_read##n(void* p) { emu::access(p, n, false); }                      \
-    void __tsan_write##n(void* p) { emu::access(p, n, true); }                      \
-    void __tsan_unaligned_read##n(void* p) { emu::access(p, n, false); }            \
-    void __tsan_unaligned_write##n(void* p) { emu::access(p, n, true); }            \
-    void __tsan_volatile_read##n(void* p) { emu::access(p, n, false); }             \
-    void __tsan_volatile_write##n(void* p) { emu::access(p, n, true); }
+#define EMU_TSAN_HERE __builtin_return_address(0)
+#define EMU_TSAN_SIZE(n)                                                                          \
+    void __tsan_read##n(void* p) { emu::access(p, n, false, EMU_TSAN_HERE); }                     \
+    void __tsan_write##n(void* p) { emu::access(p, n, true, EMU_TSAN_HERE); }                     \
+    void __tsan_unaligned_read##n(void* p) { emu::access(p, n, false, EMU_TSAN_HERE); }           \
+    void __tsan_unaligned_write##n(void* p) { emu::access(p, n, true, EMU_TSAN_HERE); }           \
+    void __tsan_volatile_read##n(void* p) { emu::access(p, n, false, EMU_TSAN_HERE); }            \
+    void __tsan_volatile_write##n(void* p) { emu::access(p, n, true, EMU_TSAN_HERE); }
 EMU_TSAN_SIZE(1)
 EMU_TSAN_SIZE(2)
 EMU_TSAN_SIZE(4)
 EMU_TSAN_SIZE(8)
 EMU_TSAN_SIZE(16)
 #undef EMU_TSAN_SIZE
-void __tsan_read_range(void* p, unsigned long n) { emu::access(p, n, false); }
-void __tsan_write_range(void* p, unsigned long n) { emu::access(p, n, true); }
+void __tsan_read_range(void* p, unsigned long n) { emu::access(p, n, false, EMU_TSAN_HERE); }
+void __tsan_write_range(void* p, unsigned long n) { emu::access(p, n, true, EMU_TSAN_HERE); }
+#undef EMU_TSAN_HERE
 void __tsan_vptr_update(void**, void*) {}
 void __tsan_vptr_read(void**) {}
 
@@ -899,16 +1145,18 @@ cudaError_t allocate(void** ptr, std::size_t bytes, bool device, const char* cal
     return cudaSuccess;
 }
 
+// After a fault it still frees (and returns the error), so that the memory
+// of a test case that faulted is back when clearFault starts the next.
 cudaError_t release(void* ptr, bool device) {
-    if (stickyError != cudaSuccess) return stickyError;
-    if (!ptr) return cudaSuccess;
+    if (!ptr) return stickyError;
     auto it = allocations.find(reinterpret_cast<std::uintptr_t>(ptr));
-    if (it == allocations.end() || it->second.device != device) return fail(cudaErrorInvalidDevicePointer);
+    if (it == allocations.end() || it->second.device != device)
+        return stickyError != cudaSuccess ? stickyError : fail(cudaErrorInvalidDevicePointer);
     if (lastHit == &it->second) lastHit = nullptr;
     munmap(it->second.mapping, it->second.mapped + 4096);
     if (device) allocatedBytes -= it->second.bytes;
     allocations.erase(it);
-    return cudaSuccess;
+    return stickyError;
 }
 
 // The allocation holding all of [p, p + bytes), if any.

@@ -108,11 +108,14 @@ void everyKind(SortT sortT, SortI sortI, bool stable, const std::string& questio
 // Sizes for the many-block sorts; `slow` (odd-even: n launches) stops early.
 // Quick mode keeps small sizes and the tile edges, and only one tile edge for
 // the slow sort; under compute-sanitizer the slow sort stays within a tile
-// (each of its n launches costs the sanitizer milliseconds).
+// (each of its n launches costs the sanitizer milliseconds). Emulated, the
+// fast sort also runs the first size past 2^16 of the full list (those past
+// 2^20 would take minutes there), so that one of its graded sizes runs.
 std::vector<long long> manyBlockSizes(bool slow) {
     if (test::sanitized() && slow) return {0, 1, 2, 3, 7, 257};
     if (test::quick()) {
         if (slow) return {0, 1, 2, 3, 7, kTile + 1};
+        if (kEmulated) return {0, 1, 2, 3, 7, kTile + 1, 2 * kTile + 1, 65537};
         return {0, 1, 2, 3, 7, kTile + 1, 2 * kTile + 1};
     }
     std::vector<long long> n = {0, 1, 2, 3, 7, kTile - 1, kTile, kTile + 1, 2 * kTile - 1, 2 * kTile + 1,
