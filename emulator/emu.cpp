@@ -170,7 +170,8 @@ std::string symbolAt(const void* address) {
 // ---------------------------------------------------------------- source lines
 // Where code of the program comes from, for the fault reports: read from the
 // debug information (-g) by addr2line (binutils, which comes with g++). The
-// copies rewrite.py compiles keep their originals' file names and lines.
+// copies rewrite.py compiles keep their originals' file names and lines. Not
+// a word where addr2line is missing: the reports then name no line.
 struct SourceFrame {
     std::string function;  // demangled, in full (shortFunction shortens it)
     std::string file;      // in the lab: "part1_merge_path/student.cu"; outside it (a system header): absolute
@@ -232,18 +233,18 @@ std::vector<std::vector<SourceFrame>> lookUp(const std::vector<std::uintptr_t>& 
     return out;
 }
 
-// The folder the lab was built in, as the debug information has it ("/home/me/lab/"):
-// where this file is, less its name in the lab.
-const std::string& labFolder() {
-    static const std::string folder = [] {
-        const auto here = lookUp({reinterpret_cast<std::uintptr_t>(&lookUp) + 1});
-        const std::string name = "emulator/emu.cpp";
-        const std::string file = here[0].empty() ? "" : here[0][0].file;
-        const bool found =
-            file.size() >= name.size() && file.compare(file.size() - name.size(), name.size(), name) == 0;
-        return found ? file.substr(0, file.size() - name.size()) : std::string();
-    }();
-    return folder;
+// "./part3_merge_sort/../common/x.hpp" -> "common/x.hpp" (an include's path as written)
+std::string plainPath(const std::string& path) {
+    std::vector<std::string> parts;
+    std::istringstream in(path);
+    for (std::string part; std::getline(in, part, '/');) {
+        if (part.empty() || part == ".") continue;
+        if (part == ".." && !parts.empty() && parts.back() != "..") parts.pop_back();
+        else parts.push_back(part);
+    }
+    std::string out = !path.empty() && path[0] == '/' ? "/" : "";
+    for (std::size_t i = 0; i < parts.size(); ++i) out += (i ? "/" : "") + parts[i];
+    return out;
 }
 
 // Each address is looked up once (a fault's report may ask for several
@@ -254,14 +255,13 @@ std::vector<std::vector<SourceFrame>> sourceFrames(const std::vector<std::uintpt
     for (std::uintptr_t r : returns)
         if (!known.count(r) && std::find(asked.begin(), asked.end(), r) == asked.end()) asked.push_back(r);
     std::vector<std::vector<SourceFrame>> found = lookUp(asked);
-    const std::string& lab = labFolder();
-    // GCC files some code (template instances) under the copy rewrite.py made
-    // rather than under the name its #line gives: the same lines all the same.
+    // The Makefile has the compiler name the lab's folder "." (wherever it
+    // is); GCC files some code (template instances) under the copy rewrite.py
+    // made rather than under the name its #line gives, the lines the same.
     const std::string copies = "build/emu/src/";
     for (auto& inlined : found)
         for (SourceFrame& f : inlined) {
-            if (!lab.empty() && f.file.compare(0, lab.size(), lab) == 0) f.file.erase(0, lab.size());
-            while (f.file.compare(0, 2, "./") == 0) f.file.erase(0, 2);
+            f.file = plainPath(f.file);
             if (f.file.compare(0, copies.size(), copies) == 0) f.file.erase(0, copies.size());
         }
     for (std::size_t i = 0; i < asked.size(); ++i) known[asked[i]] = found[i];
@@ -322,12 +322,10 @@ std::string placeText(const std::vector<SourceFrame>& frames) {
     return out;
 }
 
-// The innermost line of the kernel's code at one return address (a shared
-// access recorded earlier): " at file:line", or "".
+// The lines of the kernel's code at one return address (a shared access
+// recorded earlier; the functions inlined there): " at file:line...", or "".
 std::string placeOf(std::uintptr_t returnAddress) {
-    if (returnAddress == 0) return "";
-    const Chain chain = kernelChain({returnAddress});
-    return chain.frames.empty() ? "" : placeText({chain.frames.front()});
+    return returnAddress ? placeText(kernelChain({returnAddress}).frames) : "";
 }
 
 // The return addresses of the calling thread's stack, innermost first.

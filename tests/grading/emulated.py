@@ -7,6 +7,10 @@ without one:
   python3 tests/grading/emulated.py faults     each planted fault of faults.py,
                                                emulated: which ones the emulator
                                                catches as the GPU does [--only a,b]
+  python3 tests/grading/emulated.py device     make test EMULATE=1 fails, with
+                                               nvcc's words, on a kernel that
+                                               calls a host function (where
+                                               nvcc is here)
 
 Each test case runs in a process of its own, as the grading harness runs it.
 Instructor-only (faults.py is): `make release` leaves it out.
@@ -158,15 +162,56 @@ def check_faults(only: set[str] | None, gpu_only: set[str] | None) -> int:
     return 0
 
 
+# A kernel calling a host-only function: g++ takes it, so every emulated test
+# can pass, but nvcc refuses it and the part scores 0 when graded.
+HOST_CALL = ("extras_oddeven_bitonic/student.cu",
+             [("    (void)data;\n    (void)n;\n    // [X3 ends]",
+               "    (void)data;\n    (void)nextPow2(n);  // host-only\n    // [X3 ends]"),
+              ("    // TODO(X3): launch bitonicBlock_k on one block (nothing when n <= 1).\n",
+               "    if (n > 1) bitonicBlock_k<<<1, kMaxBlockSort / 2>>>(dData, n);\n")])
+
+
+def check_device() -> int:
+    """make test EMULATE=1's device check: silent on the skeleton, a failure
+    naming the file and quoting nvcc on a kernel that calls a host function."""
+    if not shutil.which("nvcc"):
+        print("device check: no nvcc here, not checked")
+        return 0
+    path, edits = HOST_CALL
+    text = (h.LAB / path).read_text()
+    for find, replace in edits:
+        if text.count(find) != 1:
+            print(f"device check: the skeleton's {path} changed; update HOST_CALL")
+            return 1
+        text = text.replace(find, replace)
+    problems = []
+    with tempfile.TemporaryDirectory(prefix="lab-emulated-") as tmp:
+        folder = prepare(Path(tmp), {})
+        run = make(folder, "run-tests", "PART=extras")  # its tests fail, its file compiles
+        if "nvcc compiles the kernel files of: extras" not in run.stdout:
+            problems.append("the untouched skeleton: " + (run.stdout + run.stderr)[-600:])
+        h.place_files(folder, {path: text.encode()})
+        run = make(folder, "run-tests", "PART=extras")
+        said = run.stdout + run.stderr
+        if run.returncode == 0 or f"FAILED: nvcc does not compile {path}" not in said or "__host__" not in said:
+            problems.append("a host function called from a kernel: " + said[-600:])
+    for p in problems:
+        print(p)
+    print("device check: " + ("as it should" if not problems else f"{len(problems)} problem(s)"))
+    return 1 if problems else 0
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("what", choices=["skeleton", "faults"])
+    p.add_argument("what", choices=["skeleton", "faults", "device"])
     p.add_argument("--only", help="comma-separated fault names")
     p.add_argument("--expect-gpu-only", help="faults: the comma-separated faults only a GPU grades right "
                                               "(exit 1 when the emulator's list differs)")
     args = p.parse_args()
     if args.what == "skeleton":
         return check_skeleton()
+    if args.what == "device":
+        return check_device()
     return check_faults(set(args.only.split(",")) if args.only else None,
                         set(args.expect_gpu_only.split(",")) if args.expect_gpu_only is not None else None)
 
