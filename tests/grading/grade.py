@@ -81,8 +81,8 @@ class Options:
         # Why the [large] tier is not graded ("" when it is): NO_LARGE=1, or a
         # GPU whose total memory cannot hold it (the lab's probe decides once).
         self.large_off = "" if self.large else "off (NO_LARGE=1)"
-        # Trusted [large] processes at once on this machine ("large" places,
-        # places; probe_gpu sets it from the GPU's total memory and the host's).
+        # [large] processes at once on this machine ("large" places; probe_gpu
+        # sets it from the GPU's total memory and the host's).
         self.large_jobs = 1
         sandbox_flag = getattr(args, "sandbox", None)
         self.sandbox_forced_off = sandbox_flag not in (None, "") and not _flag("SANDBOX", sandbox_flag)
@@ -403,7 +403,7 @@ class TrustedRuns:
                               if case in q.tests), default=60)
 
     def _run_all(self, parts: list[str], gpu_env: dict) -> None:
-        """A process per test case, TRUSTED_JOBS at a time, the [large] ones
+        """A process per test case, opts.trusted_jobs at a time, the [large] ones
         first and each holding a "large" place, then the longest limits
         first: the runs take about their longest case, not a part's sum."""
         started = time.monotonic()
@@ -874,11 +874,11 @@ def run_cases(g: Grading, parts: dict[str, list[h.QuestionResult]], expected: di
             return g.run_case(binary_of(g.work, part), case, log, timeout)
 
     ordinary = sorted((j for j in jobs.values() if not j[1].large), key=lambda j: -expected.get(j[1].name, 0))
-    large = [j for j in jobs.values() if j[1].large]
+    big = [j for j in jobs.values() if j[1].large]
+    claims: dict[tuple[str, bool], Claims] = {(part, large): {} for part in parts for large in (False, True)}
     with ThreadPoolExecutor(max_workers=g.opts.case_jobs) as pool, ThreadPoolExecutor(max_workers=1) as lane:
-        futures = [pool.submit(run, j) for j in ordinary] + [lane.submit(run, j) for j in large]
-        claims: dict[tuple[str, bool], Claims] = {(part, large): {} for part in parts for large in (False, True)}
-        for (part, case, _, _), f in zip(ordinary + large, futures):
+        futures = [pool.submit(run, j) for j in ordinary] + [lane.submit(run, j) for j in big]
+        for (part, case, _, _), f in zip(ordinary + big, futures):
             claims[(part, case.large)][case.name] = f.result()
     return claims
 

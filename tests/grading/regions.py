@@ -52,6 +52,22 @@ def skeleton_view(text: str) -> list[str]:
     return out
 
 
+def region_bodies(text: str) -> list[tuple[str, int, list[str]]]:
+    """Each question region of a text: its label, the line number of its
+    `begins` marker, and the lines between the markers."""
+    found, label, first, body = [], None, 0, []
+    for number, line in enumerate(text.splitlines(), 1):
+        m = REGION.match(line)
+        if m and m.group(2) == "begins":
+            label, first, body = m.group(1), number, []
+        elif m and label:
+            found.append((label, first, body))
+            label = None
+        elif label:
+            body.append(line)
+    return found
+
+
 def problems(lab: Path) -> list[str]:
     import difflib
 

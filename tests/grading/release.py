@@ -309,17 +309,9 @@ def question_regions(lab: Path) -> list[Region]:
         if (not path.is_file() or path.suffix not in REGION_FILES
                 or any(part in h.SKIP_NAMES or part.startswith(".") for part in rel.split("/"))):
             continue
-        label, first, body = None, 0, []
-        for number, line in enumerate(path.read_text(errors="replace").splitlines(), 1):
-            m = regions.REGION.match(line)
-            if m and m.group(2) == "begins":
-                label, first, body = m.group(1), number, []
-            elif m and label:
-                found.append(Region(rel, label, [s._replace(line=s.line + first)
-                                                 for s in shape_statements("\n".join(body), path.suffix)]))
-                label = None
-            elif label:
-                body.append(line)
+        for label, first, body in regions.region_bodies(path.read_text(errors="replace")):
+            found.append(Region(rel, label, [s._replace(line=s.line + first)
+                                             for s in shape_statements("\n".join(body), path.suffix)]))
     return found
 
 
