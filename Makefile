@@ -199,10 +199,8 @@ BUG_GALLERY := $(wildcard extras_oddeven_bitonic/reference_bugs.cu)
 extras_LINK := $(call impl,part3) $(call objs,part3,OBJS) $(OBJ)/part3_merge_sort/bench_peers.o \
                $(if $(BUG_GALLERY),$(OBJ)/extras_oddeven_bitonic/reference_bugs.o)
 $(OBJ)/extras_oddeven_bitonic/gallery.o: HOSTFLAGS += $(if $(BUG_GALLERY),,-DLAB_NO_BUG_GALLERY)
-# Part 2's demo prints Q3's index formulas in the instructors' copy only.
-$(OBJ)/part2_batch/drawing.o: HOSTFLAGS += $(if $(wildcard part2_batch/reference.cu),-DLAB_SHOW_FORMULAS)
-# ... and draws the bitonic network where its instructor file is present (in
-# the student copy it would spell out X3).
+# The extras' demo draws the bitonic network where its instructor file is
+# present (in the student copy it would spell out X3).
 NETWORK := $(wildcard extras_oddeven_bitonic/reference_network.cpp)
 extras_LINK += $(if $(NETWORK),$(OBJ)/extras_oddeven_bitonic/reference_network.o)
 $(OBJ)/extras_oddeven_bitonic/drawing.o: HOSTFLAGS += $(if $(NETWORK),-DLAB_BITONIC_NETWORK)
@@ -354,7 +352,7 @@ sanitize: $(GPU_TEST_BINS)
 # into a pristine copy of the lab outside this tree, builds each part alone and
 # runs every test case in its own sandboxed process; a test passes only when the
 # results it read back equal those of the trusted build (build/oracle/,
-# tests/oracle/) on the same seed, compared by the harness. See README.md, For
+# tests/oracle/) on the same seed, compared by the harness. See README.md (instructors' copy), For
 # instructors.
 GRADE := python3 tests/grading/grade.py
 GRADE_OPTS = $(if $(TIMEOUT),--timeout '$(TIMEOUT)') $(if $(TIMEOUT_SCALE),--timeout-scale '$(TIMEOUT_SCALE)') \
@@ -406,7 +404,8 @@ oracle: $(ORACLE_BINS)
 # The student copy in dist/lab and dist/lab.tar.gz, then checked: it builds,
 # and its graders fail exactly the questions' tests.
 release:
-	@python3 tests/grading/release.py --arch '$(ARCH)'
+	@if [ -f tests/grading/release.py ]; then python3 tests/grading/release.py --arch '$(ARCH)'; \
+	 else echo "make release is for instructors: this is the student copy" >&2; exit 2; fi
 
 # ---------------------------------------------------------------- benchmarks
 # Every study of the lab in one run, CSVs into results/<gpu>/ (needs a GPU);

@@ -760,9 +760,9 @@ void countStaticShared(Launch& l, const char* p) {
 }
 
 // A read of shared memory no thread of the block has written is no error:
-// a GPU reads whatever is there (the reference's merge reads one spare slot
-// so and leaves the value unused); here that is the poison each block starts
-// with (runBlock), never zero.
+// a GPU reads whatever is there (a kernel may read a slot it then leaves
+// unused); here that is the poison each block starts with (runBlock), never
+// zero.
 void checkShared(const char* p, std::size_t bytes, bool write, const void* from) {
     Launch& l = *active;
     const int t = l.current;

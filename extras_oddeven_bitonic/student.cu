@@ -42,8 +42,9 @@ __global__ void oddEvenPhase_k(T* data, long long n, int parity) {
     // [X2 begins] ---------------------------------------------------------------
     // TODO(X2): one phase of odd-even transposition in global memory.
     //
-    // Goal: thread t compare-exchanges the pair (2t + parity, 2t + parity + 1)
-    //   of data, when both exist. 64-bit indices: n may exceed 2^31.
+    // Goal: the phase of this parity (0: the pairs (0,1), (2,3), ...; 1: the
+    //   pairs (1,2), (3,4), ...) on data[0, n), one thread per pair.
+    //   64-bit indices: n may exceed 2^31.
     (void)data;
     (void)n;
     (void)parity;

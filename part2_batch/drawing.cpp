@@ -80,26 +80,23 @@ long long drawIndexMath(const Batch& b, int tpb, bool gpu) {
     std::cout << "Batch merge of N = " << b.N << " pairs, d = " << b.d << ": " << tpb
               << " threads per block, so " << perBlock << (perBlock == 1 ? " pair" : " pairs") << " per block and "
               << blocks << (blocks == 1 ? " block.\n" : " blocks.\n");
-#ifdef LAB_SHOW_FORMULAS  // the instructors' copy: in a student's, the formulas are Q3's to find
-    std::cout << "  tidx = threadIdx.x % d        (the output, i.e. diagonal, within the pair)\n"
-              << "  Qt   = threadIdx.x / d        (the pair within the block)\n"
-              << "  gbx  = Qt + blockIdx.x * (blockDim.x / d)   (the pair within the batch)\n\n";
-#else
     std::cout << "  tidx: the output (diagonal) within the pair; Qt: the pair within the block; gbx: the pair\n"
               << "  within the batch. Their formulas are Q3's to find (handout.md, Q3's hints).\n\n";
-#endif
     for (long long blk = 0; blk < blocks; ++blk) {
         std::cout << paint("block " + std::to_string(blk), Colour::Bold) << "\n";
         std::string rows[4] = {"  threadIdx.x", "  tidx       ", "  Qt         ", "  gbx        "};
-        for (int t = 0; t < tpb; ++t) {
-            const long long gbx = t / b.d + blk * perBlock;
-            const long long cells[4] = {t, t % b.d, t / b.d, gbx};
-            const bool idle = gbx >= b.N;
-            const Colour c = idle ? Colour::Dim : (gbx % 2 ? Colour::Cyan : Colour::Yellow);
-            for (int r = 0; r < 4; ++r) {
-                char cell[24];
-                std::snprintf(cell, sizeof cell, "%3lld", cells[r]);
-                rows[r] += paint(idle && r == 3 ? "  -" : cell, c);
+        // The block's threads in order: pair after pair of the block, d each.
+        for (int q = 0; q < perBlock; ++q) {
+            const long long pair = blk * perBlock + q;
+            const bool idle = pair >= b.N;
+            const Colour c = idle ? Colour::Dim : (pair % 2 ? Colour::Cyan : Colour::Yellow);
+            for (int out = 0; out < b.d; ++out) {
+                const long long cells[4] = {q * b.d + out, out, q, pair};
+                for (int r = 0; r < 4; ++r) {
+                    char cell[24];
+                    std::snprintf(cell, sizeof cell, "%3lld", cells[r]);
+                    rows[r] += paint(idle && r == 3 ? "  -" : cell, c);
+                }
             }
         }
         for (const auto& r : rows) std::cout << r << "\n";

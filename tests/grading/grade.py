@@ -6,7 +6,7 @@
   make gradescope
 
 `python3 tests/grading/grade.py --help` lists every option. How grading works is
-in the README (For instructors) and the handout (How your work is graded).
+in the instructors' README (For instructors) and the handout (How your work is graded).
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 """`make release`: the student copy of the lab in dist/lab and dist/lab.tar.gz.
 
 Left out: every file whose name starts with `reference` (the instructor
-solution), the planted faulty submissions and their self-test, and CI. Text
+solution), the planted faulty submissions and their self-test, this file, and CI. Text
 between `<!-- instructor-only -->` and `<!-- /instructor-only -->` in Markdown is
 cut. Then the copy is checked: it has no reference file, no known answer and
 no code shaped like a question region of the instructor files (leaks), it
@@ -31,8 +31,9 @@ from typing import NamedTuple
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import harness as h  # noqa: E402
 
-INSTRUCTOR_FILES = {"tests/grading/faults.py", "tests/grading/selftest.py", "tests/grading/emulated.py", "TUNING.md",
-                    "MAINTAINING.md"}
+# release.py itself: its searches below spell out the answers they look for.
+INSTRUCTOR_FILES = {"tests/grading/faults.py", "tests/grading/selftest.py", "tests/grading/emulated.py",
+                    "tests/grading/release.py", "TUNING.md", "MAINTAINING.md"}
 INSTRUCTOR_DIRS = (".ci/",)
 # The measured results of the studies (results/<gpu>/: CSVs and figures) answer
 # them; the scripts that make a student's own (results/*.py) stay.

@@ -21,7 +21,7 @@ def read_reports(reports: list[Path]) -> tuple[dict[str, str], set[str]]:
 
 
 def _points(names: set[str], questions) -> tuple[float, float, list[str]]:
-    """(code points, bonus points, "Q1 4/6" per question) the named tests carry."""
+    """(code points, bonus points, "Q1: 4 of its 6 tests" per question) the named tests carry."""
     code = bonus = 0.0
     per = []
     for q in questions:
@@ -30,7 +30,7 @@ def _points(names: set[str], questions) -> tuple[float, float, list[str]]:
         points = sum(shares[n][1] for n in missed)
         code, bonus = (code, bonus + points) if q.bonus else (code + points, bonus)
         if missed:
-            per.append(f"{q.qid} {len(missed)}/{len(q.tests)}")
+            per.append(f"{q.qid}: {len(missed)} of its {len(q.tests)} tests")
     return round(code, 2), round(bonus, 2), per
 
 
