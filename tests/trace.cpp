@@ -8,6 +8,22 @@
 
 #ifndef LAB_EMULATED
 #include <cupti.h>
+
+// The activity records this toolkit's CUPTI writes: each CUDA release may add
+// fields in a record of a new name, and the library delivers its newest, so
+// the header and the library (LAB_CUPTI_LIB) must come from one toolkit.
+// CUPTI_API_VERSION: 22 in CUDA 12.4, 24 in 12.6, 26 in 12.8 (Memcpy6 from
+// there), 130001 in 13.0 (Kernel10).
+#if CUPTI_API_VERSION >= 130000
+using KernelRecord = CUpti_ActivityKernel10;
+#else
+using KernelRecord = CUpti_ActivityKernel9;
+#endif
+#if CUPTI_API_VERSION >= 26
+using CopyRecord = CUpti_ActivityMemcpy6;
+#else
+using CopyRecord = CUpti_ActivityMemcpy5;
+#endif
 #endif
 #include <cuda_runtime_api.h>
 #include <cxxabi.h>
@@ -364,7 +380,7 @@ void CUPTIAPI bufferCompleted(CUcontext, std::uint32_t, std::uint8_t* buffer, st
     CUpti_Activity* record = nullptr;
     while (cupti().nextRecord(buffer, valid, &record) == CUPTI_SUCCESS) {
         if (record->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL || record->kind == CUPTI_ACTIVITY_KIND_KERNEL) {
-            const auto* k = reinterpret_cast<const CUpti_ActivityKernel10*>(record);
+            const auto* k = reinterpret_cast<const KernelRecord*>(record);
             if (!open || k->start < state().from) continue;
             KernelLaunch launch;
             launch.fullName = demangle(k->name);
@@ -374,7 +390,7 @@ void CUPTIAPI bufferCompleted(CUcontext, std::uint32_t, std::uint8_t* buffer, st
             if (launch.name == kCanaryKernel) ++log.canaryKernels;
             else log.kernels.push_back(launch);
         } else if (record->kind == CUPTI_ACTIVITY_KIND_MEMCPY) {
-            const auto* m = reinterpret_cast<const CUpti_ActivityMemcpy6*>(record);
+            const auto* m = reinterpret_cast<const CopyRecord*>(record);
             if (!open || m->start < state().from) continue;
             const char* kind = copyKindName(m->copyKind);
             if (m->bytes == kCanaryBytes && m->copyKind == CUPTI_ACTIVITY_MEMCPY_KIND_DTOH &&

@@ -10,7 +10,8 @@ they forbid other unprivileged namespaces):
   /dev with the null/zero/random devices and the NVIDIA device nodes; a
   private /tmp and /dev/shm (tmpfs, lost when it ends);
 - the folders the harness names, read-only or writable (its scratch folder),
-  at their usual paths; nothing else of the file system: not the lab, not the
+  at their usual paths, and the CUDA toolkit in use where it lies outside the
+  system's folders (toolkit_dirs), read-only; nothing else of the file system: not the lab, not the
   grading outputs, not the base build, not other submissions;
 - no network (an empty network namespace), no view or signal of processes
   outside it, no capabilities (so no remounting, no new device nodes), and
@@ -45,6 +46,27 @@ from pathlib import Path
 NOBODY = 65534
 SYSTEM_DIRS = ["usr", "etc", "opt", "bin", "sbin", "lib", "lib32", "lib64", "libx32"]
 DEVICES = ["null", "zero", "full", "random", "urandom", "tty"]
+
+
+def toolkit_dirs(env=None) -> list[Path]:
+    """The CUDA toolkit of the NVCC in use (the environment's NVCC, else the
+    nvcc on its PATH) when it lies outside the system's folders, which every
+    sandbox shows anyway: a toolkit unpacked without root (.ci/fetch-cuda12),
+    PyPI's wheels in a virtual environment, a cluster's module in a shared
+    folder. Shown read-only, or a build inside could not find its compiler.
+    Its root is the folder above nvcc's bin/ (NVIDIA's layout and the wheels'
+    alike)."""
+    env = os.environ if env is None else env
+    name = env.get("NVCC") or "nvcc"
+    folders = [""] if "/" in name else [d for d in env.get("PATH", "").split(os.pathsep) if d]
+    found = next((Path(d) / name for d in folders if os.access(Path(d) / name, os.X_OK)), None)
+    if found is None or not found.is_file():
+        return []
+    root = found.resolve().parent.parent
+    system = [Path("/") / d for d in SYSTEM_DIRS]
+    if root == Path("/") or any(root.is_relative_to(s.resolve()) for s in system if s.exists()):
+        return []
+    return [root]
 
 
 @dataclass(frozen=True)
@@ -136,6 +158,7 @@ class Sandbox:
     # ------------------------------------------------------------ inside
 
     def _command(self, cmd, cwd, writable, readable, sizes, nodes) -> list[str]:
+        readable = list(readable) + [d for d in toolkit_dirs() if d not in readable]
         if self.tool == "bwrap":
             return self._bwrap(cmd, cwd, writable, readable, sizes, nodes)
         r = str(self.root_dir)
