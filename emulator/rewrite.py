@@ -5,7 +5,7 @@
 
 becomes a call the host compiler understands,
 
-    ::emu::launch("kernel", ::emu::Config(grid, block...), [](auto... a) { kernel(a...); }, arguments)
+    ::emu::launch("kernel", ::emu::Config(grid, block...), [&](auto... a) { kernel(a...); }, arguments)
 
 `__shared__ T name[N];` a reference to its place in the emulator's shared
 memory, and `extern __shared__ T name[];` (dynamic shared memory) a pointer
@@ -195,7 +195,11 @@ def rewrite(text: str) -> str:
         kernel, config, args = text[start:i], text[i + 3:close], text[paren + 1:end]
         gap = text[close + 3:paren]  # whitespace, newlines kept
         name = " ".join(kernel.split()).replace("\\", "\\\\").replace('"', '\\"')
-        call = (f'::emu::launch("{name}", ::emu::Config({config}), [](auto... emu_a_) {{ {kernel}(emu_a_...); }}'
+        # [&], though the call captures nothing (its closure's bytes are never
+        # read): a constant the launch names, `k<ITEMS><<<...>>>` after
+        # `constexpr int ITEMS = ...;`, is then seen as used; in a lambda
+        # without a capture-default g++ warns that it is set but not used.
+        call = (f'::emu::launch("{name}", ::emu::Config({config}), [&](auto... emu_a_) {{ {kernel}(emu_a_...); }}'
                 f'{gap}{", " + args if args.strip() else args})')
         out.append(text[done:start])
         out.append(call)

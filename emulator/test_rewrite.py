@@ -22,11 +22,11 @@ from rewrite import RewriteError, rewrite  # noqa: E402
 
 # (source, what must appear in the rewrite)
 FORMS = [
-    ("k<<<1, 32>>>(a, b);", '::emu::launch("k", ::emu::Config(1, 32), [](auto... emu_a_) { k(emu_a_...); }, a, b);'),
+    ("k<<<1, 32>>>(a, b);", '::emu::launch("k", ::emu::Config(1, 32), [&](auto... emu_a_) { k(emu_a_...); }, a, b);'),
     ("k<<<grid, block, 0>>>(a);", "::emu::Config(grid, block, 0)"),
     ("k<<<grid, block, 0, stream>>>(a);", "::emu::Config(grid, block, 0, stream)"),
     ("k<<<dim3(2, 3), dim3(4, 4, 2)>>>(a);", "::emu::Config(dim3(2, 3), dim3(4, 4, 2))"),
-    ("k<<<1, 1>>>();", '[](auto... emu_a_) { k(emu_a_...); });'),
+    ("k<<<1, 1>>>();", '[&](auto... emu_a_) { k(emu_a_...); });'),
     ("k<int><<<1, 1>>>(x);", '::emu::launch("k<int>", '),
     ("k<THREADS, ITEMS, T, TwoArrays<T>><<<n, THREADS>>>(job, s);",
      "{ k<THREADS, ITEMS, T, TwoArrays<T>>(emu_a_...); }, job, s);"),

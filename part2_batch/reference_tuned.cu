@@ -58,20 +58,22 @@ static Slots slotsFor(int d) { return {d, ((1ULL << 32) + d - 1) / d}; }
 // so they are in flight together (Part 3's Tuning 4); v only stages them.
 template <int SLOT, int ITEMS, class T>
 __device__ void loadSegments(T* s, const T* src, int count, Slots at, T (&v)[ITEMS]) {
+    const int t = threadIdx.x;
 #pragma unroll
     for (int k = 0; k < ITEMS; ++k)
-        if (threadIdx.x + k * kThreads < count) v[k] = src[threadIdx.x + k * kThreads];
+        if (t + k * kThreads < count) v[k] = src[t + k * kThreads];
 #pragma unroll
     for (int k = 0; k < ITEMS; ++k)
-        if (threadIdx.x + k * kThreads < count) s[at.of(threadIdx.x + k * kThreads, SLOT)] = v[k];
+        if (t + k * kThreads < count) s[at.of(t + k * kThreads, SLOT)] = v[k];
 }
 
 // Shared -> global, coalesced: the inverse of loadSegments.
 template <int SLOT, int ITEMS, class T>
 __device__ void storeSegments(const T* s, T* dst, int count, Slots at) {
+    const int t = threadIdx.x;
 #pragma unroll
     for (int k = 0; k < ITEMS; ++k)
-        if (threadIdx.x + k * kThreads < count) dst[threadIdx.x + k * kThreads] = s[at.of(threadIdx.x + k * kThreads, SLOT)];
+        if (t + k * kThreads < count) dst[t + k * kThreads] = s[at.of(t + k * kThreads, SLOT)];
 }
 
 // ---------------------------------------------------------------- one thread's work
