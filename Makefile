@@ -4,7 +4,7 @@
 #   make test                     all graders (GPU tests are skipped, and say so, without a GPU)
 #   make sanitize                 compute-sanitizer memcheck, racecheck, synccheck on the GPU tests
 #   IMPL=student make test        build and grade the student skeleton / your solution
-#   ARCH=sm_90 DEBUG=1 ...        target GPU (default: the one in this machine); device debug build
+#   ARCH=sm_90 DEBUG=1 ...        target GPU (default: the one in this machine, else sm_75); device debug build
 #   make test EMULATE=1           the same graders on the CPU emulator (no GPU, no CUDA needed)
 
 .DEFAULT_GOAL := help
@@ -36,6 +36,35 @@ ifeq ($(filter $(EMULATE),0 1),)
 $(error EMULATE must be 0 or 1, not '$(EMULATE)')
 endif
 BUILD := $(if $(filter 1,$(EMULATE)),build/emu,build)
+
+# ARCH=native (the default) is resolved here, once per make rather than by
+# nvcc once per file (which, without a GPU, warns each time that it fell back
+# to its default): the compute capability nvidia-smi reports for this machine's
+# GPU. Without a visible GPU, sm_75: the oldest GPU the lab supports, whose PTX
+# the binaries carry as well, so that a newer GPU's driver compiles it when
+# they start. GPUs of several kinds, or a driver too old to say: native, which
+# nvcc resolves itself. One line says which and why (not under make -s, nor
+# for targets that build nothing). An emulated build compiles for no GPU.
+ifeq ($(ARCH)$(EMULATE),native0)
+GPU_CAPS := $(shell nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | grep -E '^[0-9]+\.[0-9]+$$' | sort -u)
+ifeq ($(words $(GPU_CAPS)),1)
+override ARCH := sm_$(subst .,,$(GPU_CAPS))
+ARCH_WHY := this machine's GPU (compute capability $(GPU_CAPS), nvidia-smi)
+else ifneq ($(GPU_CAPS),)
+ARCH_WHY := nvcc builds for each GPU here (compute capabilities $(GPU_CAPS), nvidia-smi)
+else ifneq ($(shell nvidia-smi -L 2>/dev/null | grep -c '^GPU '),0)
+ARCH_WHY := nvidia-smi lists a GPU but not its compute capability, nvcc finds it
+else
+override ARCH := sm_75
+ARCH_WHY := no GPU visible here, so the oldest the lab supports (newer GPUs run its PTX); ARCH=sm_XY names yours
+endif
+ifeq ($(MAKELEVEL)$(findstring s,$(filter-out --%,$(firstword -$(MAKEFLAGS)))),0)
+ifneq ($(filter-out help help-instructors clean plots graded-inputs-%,$(or $(MAKECMDGOALS),help)),)
+$(info building for ARCH=$(ARCH): $(ARCH_WHY))
+endif
+endif
+endif
+
 HOSTFLAGS := -std=c++17 -MMD -MP -Xcompiler -Wall,-Wextra
 ifeq ($(DEBUG),1)
 HOSTFLAGS += -g -O0 -DLAB_SYNC_LAUNCHES
@@ -290,9 +319,9 @@ ORACLE_BINS := $(foreach p,$(PARTS),$(BUILD)/oracle/test_$(p))
 test:
 ifeq ($(CATCH2_V3)$(CATCH2_V2),)
 	@sh tests/install_catch2.sh
-	@$(MAKE) --no-print-directory run-tests
+	@$(MAKE) --no-print-directory run-tests ARCH=$(ARCH)
 else
-	@$(MAKE) --no-print-directory run-tests
+	@$(MAKE) --no-print-directory run-tests ARCH=$(ARCH)
 endif
 
 tests: $(TEST_BINS)
