@@ -334,7 +334,11 @@ tests: $(TEST_BINS)
 # one, TEST_JOBS=all at once. By default they run at once unless the GPU has
 # less than 1 GiB free per program (a small or shared GPU: every CUDA process
 # holds a context of a few hundred MiB), and then one by one.
+# JUNIT=folder also writes JUnit XML there, one file per test program
+# (<program>.xml, emulated <program>-emulated.xml), from the same reports
+# (tests/grading/ci_report.py): a GPU test that did not run is <skipped>.
 TEST_JOBS ?=
+JUNIT ?=
 run-tests: $(TEST_BINS) $(DEVICE_CHECKS)
 	@status=0; rm -rf $(BUILD)/reports; mkdir -p $(BUILD)/reports; \
 	harness=$$( [ -z "$(TEST_ARGS)" ] && [ "$(EMULATE)" != 1 ] && [ -f tests/grading/test_harness.py ] && echo yes); \
@@ -358,6 +362,7 @@ run-tests: $(TEST_BINS) $(DEVICE_CHECKS)
 	  [ "$$(cat $(BUILD)/reports/$$name.rc)" = 0 ] || status=1; \
 	done; \
 	if [ -f tests/grading/unchecked.py ]; then python3 tests/grading/unchecked.py $(BUILD)/reports/*.jsonl; echo; fi; \
+	$(if $(JUNIT),python3 tests/grading/ci_report.py junit '$(JUNIT)' $(BUILD)/reports $(if $(filter 1,$(EMULATE)),--emulated) || status=1;) \
 	$(if $(DEVICE_CHECKS),sh emulator/device_check.sh report $(EMU_DEVICE_ARCH) $(EMU_DEVICE) $(DEVICE_CHECKS) || status=1; echo;) \
 	if [ -n "$$harness" ]; then echo "==> the grading harness's own tests"; cat $(BUILD)/reports/harness.out; \
 	  [ "$$(cat $(BUILD)/reports/harness.rc)" = 0 ] || status=1; fi; exit $$status
@@ -465,7 +470,7 @@ clean:
 
 help:
 	@echo "make part1|part2|part3|extras  build a part's demo as ./part1, ./part2, ./part3, ./extras"
-	@echo "make test             build and run every grader (TEST_ARGS='[Q1]' picks tests, PART=part1 one part)"
+	@echo "make test             build and run every grader (TEST_ARGS='[Q1]' picks tests, PART=part1 one part, JUNIT=dir JUnit XML)"
 	@echo "make test EMULATE=1   the same graders on the CPU emulator (no GPU or CUDA needed; README, The CPU emulator)"
 	@echo "make sanitize         compute-sanitizer memcheck, racecheck, synccheck on the GPU tests"
 	@echo "make grade            grade this tree's student files (SUBMISSION=folder|archive grades another)"
