@@ -2,7 +2,8 @@
 """`make release`: the student copy of the lab in dist/lab and dist/lab.tar.gz.
 
 Left out: every file whose name starts with `reference` (the instructor
-solution), the planted faulty submissions and their self-test, this file, and CI. Text
+solution), the planted faulty submissions and their self-test, this file, and the
+instructors' CI (.ci/; the student's GitHub workflows in .github/ ship). Text
 between `<!-- instructor-only -->` and `<!-- /instructor-only -->` in Markdown is
 cut. Then the copy is checked: it has no reference file, no known answer and
 no code shaped like a question region of the instructor files (leaks), it
@@ -41,11 +42,16 @@ RESULTS_FOLDERS = re.compile(r"^results/[^/]+/")
 INSTRUCTOR_TEXT = re.compile(r"<!-- instructor-only -->.*?<!-- /instructor-only -->\n?", re.S)
 
 
+# Hidden files the student copy keeps: its .gitignore, and .github/ (the
+# workflows that run the graders on the student's own repository).
+SHIPPED_HIDDEN = {".gitignore", ".github"}
+
+
 def lab_files(lab: Path) -> list[str]:
-    """The files of the lab: everything but builds, outputs and hidden folders,
-    less what git ignores where git can tell."""
+    """The files of the lab: everything but builds, outputs and hidden folders
+    (SHIPPED_HIDDEN aside), less what git ignores where git can tell."""
     files = sorted(p.relative_to(lab).as_posix() for p in lab.rglob("*") if p.is_file()
-                   and not any(part in h.SKIP_NAMES or (part.startswith(".") and part != ".gitignore")
+                   and not any(part in h.SKIP_NAMES or (part.startswith(".") and part not in SHIPPED_HIDDEN)
                                for part in p.relative_to(lab).parts))
     try:
         ignored = subprocess.run(["git", "check-ignore", "--stdin"], cwd=lab, input="\n".join(files),
@@ -357,6 +363,8 @@ def check_release(target: Path, arch: str, lab: Path = h.LAB) -> list[str]:
     problems += leaks(target, lab)
     problems += [f"instructor-only text left in {p.name}" for p in target.rglob("*.md")
                  if "instructor-only" in p.read_text()]
+    problems += [f"{rel} is not in the release" for rel in (".github/workflows",)
+                 if (lab / rel).is_dir() and not (target / rel).is_dir()]
     build = subprocess.run(["make", "-j4", f"ARCH={arch}", "tests", *(p for p, _ in h.PARTS)], cwd=target,
                            capture_output=True, text=True)
     if build.returncode != 0:
