@@ -17,6 +17,9 @@ from __future__ import annotations
 
 import argparse
 import csv
+import os
+import shutil
+import subprocess
 import sys
 import textwrap
 from collections import defaultdict
@@ -104,6 +107,27 @@ def plot_folder(plt, folder: Path) -> list[Path]:
     return made
 
 
+def missing_matplotlib() -> str:
+    """What to do without matplotlib in this Python: the PYTHON= of another
+    one here that has it, or how to install it."""
+    me = Path(sys.executable).resolve()
+    candidates = [shutil.which("python3", path=d) for d in os.environ.get("PATH", "").split(os.pathsep) if d]
+    candidates += ["/usr/bin/python3", "/usr/local/bin/python3"]
+    seen = {me}
+    for c in filter(None, candidates):
+        if not Path(c).exists() or Path(c).resolve() in seen:
+            continue
+        seen.add(Path(c).resolve())
+        try:
+            if subprocess.run([c, "-c", "import matplotlib"], capture_output=True, timeout=30).returncode == 0:
+                return (f"plots: {sys.executable} has no matplotlib, {c} has it: make plots PYTHON={c}")
+        except (OSError, subprocess.TimeoutExpired):
+            continue
+    return (f"plots: {sys.executable} has no matplotlib (nor does another python3 here). Install it, then run "
+            f"make plots again: apt-get install python3-matplotlib, then make plots PYTHON=/usr/bin/python3; "
+            f"or {sys.executable} -m pip install matplotlib")
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("folders", nargs="*", help="results/<gpu> folders (default: every one with CSVs)")
@@ -113,8 +137,7 @@ def main() -> int:
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
-        print("plots: matplotlib is missing: apt-get install python3-matplotlib (or pip install matplotlib)",
-              file=sys.stderr)
+        print(missing_matplotlib(), file=sys.stderr)
         return 1
     folders = [Path(f) for f in args.folders] or sorted({p.parent for pattern in ("*/*.csv", "mine/*/*.csv")
                                                          for p in (LAB / "results").glob(pattern)})
