@@ -131,12 +131,20 @@ COMMON_OBJS := $(patsubst %.cpp,$(OBJ)/%.o,$(wildcard common/*.cpp)) $(if $(filt
 TEST_MAIN   := $(OBJ)/tests/main.o $(OBJ)/tests/trace.o $(OBJ)/tests/trace_canary.o $(OBJ)/tests/large_tier.o \
                $(OBJ)/tests/confine.o
 
-# CUPTI (launch tracing in the graders) ships with the CUDA toolkit; where it
-# lives differs between installs.
-CUDA_HOME ?= $(abspath $(dir $(shell command -v $(NVCC)))/..)
-CUPTI_INC := $(firstword $(wildcard $(CUDA_HOME)/extras/CUPTI/include))
-CUPTI_LIB := $(firstword $(wildcard $(CUDA_HOME)/lib64/libcupti.so $(CUDA_HOME)/lib/libcupti.so \
-               $(CUDA_HOME)/extras/CUPTI/lib64/libcupti.so $(CUDA_HOME)/targets/*/lib/libcupti.so))
+# CUPTI (launch tracing in the graders) must come from the toolkit of the
+# NVCC in use (its header's record types match its library's records), found
+# from that nvcc itself, never from a CUDA_HOME the environment may set for
+# another toolkit. Where a toolkit keeps it: NVIDIA's installers (lib64/ or
+# extras/CUPTI/), Debian's and Ubuntu's packages (nvcc in
+# lib/nvidia-cuda-toolkit/bin/, CUPTI in lib/<triplet>/ and include/), PyPI's
+# wheels (nvidia/cu13/: lib/libcupti.so.13, no unversioned name).
+NVCC_ROOT := $(abspath $(dir $(realpath $(shell command -v $(NVCC) 2>/dev/null)))/..)
+CUPTI_DIRS := $(NVCC_ROOT)/lib64 $(NVCC_ROOT)/extras/CUPTI/lib64 $(NVCC_ROOT)/lib $(NVCC_ROOT)/targets/*/lib \
+              $(NVCC_ROOT)/lib/*-linux-gnu $(NVCC_ROOT)/../*-linux-gnu
+CUPTI_LIB := $(abspath $(firstword $(wildcard $(addsuffix /libcupti.so,$(CUPTI_DIRS))) \
+                                   $(wildcard $(addsuffix /libcupti.so.*,$(CUPTI_DIRS)))))
+CUPTI_INC := $(abspath $(dir $(firstword $(wildcard $(NVCC_ROOT)/extras/CUPTI/include/cupti.h \
+                                                    $(NVCC_ROOT)/../../include/cupti.h))))
 # The trace loads libcupti at run time (dlopen) from where this toolkit has it.
 TEST_LIBS := $(CATCH_LIBS) -ldl
 $(OBJ)/tests/trace.o: HOSTFLAGS += $(if $(CUPTI_INC),-I$(CUPTI_INC)) -DLAB_CUPTI_LIB='"$(or $(CUPTI_LIB),libcupti.so)"'
@@ -429,7 +437,7 @@ grade-objects: $(COMMON_OBJS) $(TEST_MAIN) $(BUILD)/test_common $(ORACLE_BINS) \
 # Maintainers: the lab built with each toolkit in NVCCS for each GPU in ARCHS.
 .PHONY: check-toolchains
 check-toolchains:
-	@if [ -x .ci/check-toolchains ]; then NVCCS='$(NVCCS)' ARCHS='$(ARCHS)' .ci/check-toolchains; \
+	@if [ -x .ci/check-toolchains ]; then NVCCS='$(NVCCS)' ARCHS='$(ARCHS)' TARGETS='$(TARGETS)' UPDATE_README='$(UPDATE_README)' .ci/check-toolchains; \
 	 else echo "check-toolchains is for the lab's maintainers (not in the student copy)"; fi
 
 .PHONY: oracle
@@ -491,6 +499,8 @@ help-instructors:
 	@echo "make oracle           the graders on the trusted host implementation, build/oracle/ (make grade builds it)"
 	@echo "make gradescope       the Gradescope autograder zip in dist/"
 	@echo "make release          the student copy in dist/lab and dist/lab.tar.gz, checked"
+	@echo "make check-toolchains the lab built with each CUDA in NVCCS for each GPU in ARCHS, a table (UPDATE_README=1:"
+	@echo "                      into README.md); .ci/fetch-cuda12 first fetches Debian's CUDA 12.4 without root"
 	@echo "grading:   GRADE_OUT=dir TIMEOUT=s TIMEOUT_SCALE=x SANITIZE=0 SANITIZE_JOBS=n SEED=n NO_LARGE=1 GRADE_PARTS=part1,part2 TIMING=1"
 	@echo "           BUDGET=s SANDBOX=0 WORK_ROOT=dir REGRADE=alice,bob GRADE_BASE=dir CASE_JOBS=n GPU_JOBS=n"
 	@echo "slurm:     make grade-all SCHEDULER=slurm [SLURM_PARTITION=p SLURM_ACCOUNT=a SLURM_TIME=hh:mm:ss SLURM_GRES=gpu:1"

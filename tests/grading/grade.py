@@ -5,6 +5,8 @@
   make grade-all SUBMISSIONS=dir [GRADES=dir] [REGRADE=alice,bob] [SCHEDULER=slurm]
   make gradescope
 
+Gradescope's setup.sh and run_autograder call `autograder-setup` and
+`autograder`; `scores` remakes grade-all's scores.csv (e.g. with a roster).
 `python3 tests/grading/grade.py --help` lists every option. How grading works is
 in the instructors' README (For instructors) and the handout (How your work is graded).
 """
@@ -14,8 +16,10 @@ from __future__ import annotations
 import argparse
 import contextlib
 import csv
+import dataclasses
 import functools
 import hashlib
+import io
 import json
 import os
 import queue
@@ -772,7 +776,8 @@ def grade_one(submission: Path, out: Path, base: Path, opts: Options, student: s
             trusted.close()
         if not keep:
             shutil.rmtree(work, ignore_errors=True)
-    return write_outputs(out, student, list(results.values()), notes, opts.seed, report=report)
+    return write_outputs(out, student, list(results.values()), notes, opts.seed, report=report,
+                         seconds=time.monotonic() - stamps[0][1])
 
 
 # ---------------------------------------------------------------- speed (TIMING=1)
@@ -996,10 +1001,11 @@ def sanitize(g: Grading, parts: list[tuple[Path, list[h.QuestionResult]]]) -> No
 
 
 def write_outputs(out: Path, student: str, results: list[h.QuestionResult], notes: list[str], seed,
-                  extra: str = "", report: str = "") -> dict:
+                  extra: str = "", report: str = "", seconds: float = 0) -> dict:
     """Every output file, each replaced whole (results.json last). `report`:
-    what was taken of the written report (write_documents), "" for none."""
-    data = h.results_json(results, notes, seed, extra, report)
+    what was taken of the written report (write_documents), "" for none;
+    `seconds`: how long the grading took."""
+    data = h.results_json(results, notes, seed, extra, report, seconds)
     questions = [r.question for r in results]
     summary = {"student": student, "seed": seed, "score": data["score"],
                "questions": {r.question.qid: {"score": r.score, "max": r.question.points} for r in results},
@@ -1036,13 +1042,21 @@ def write_documents(out: Path, documents: dict[str, bytes]) -> str:
     return main + (f" and {figures} figure{'s' if figures > 1 else ''}" if figures else "")
 
 
-def refuse(out: Path, student: str, reason: str, seed) -> dict:
-    """No grading possible (no GPU): a results file with score 0 and why."""
+def refuse(out: Path, student: str, reason: str, seed, report: str = "") -> dict:
+    """No grading possible (no GPU): a results file with score 0 and why.
+    `report`: what was taken of the written report (take_report)."""
     out.mkdir(parents=True, exist_ok=True)
     results = [h.QuestionResult(q, {}) for q in h.all_questions(h.LAB).values()]
     for r in results:
         r.build_error = "not graded: " + reason
-    return write_outputs(out, student, results, [], seed, extra="NOT GRADED: " + reason)
+    return write_outputs(out, student, results, [], seed, extra="NOT GRADED: " + reason, report=report)
+
+
+def take_report(submission: Path, out: Path) -> str:
+    """The submission's written report into out/report/, also where it cannot
+    be graded: what was taken (write_documents), "" for none."""
+    sub = h.collect_submission(submission, h.read_manifest(h.LAB), h.read_documents(h.LAB))
+    return write_documents(out, sub.documents)
 
 
 # ---------------------------------------------------------------- commands
@@ -1057,11 +1071,19 @@ def cmd_grade(args, opts: Options) -> int:
     base = prepare_base(Path(args.base).resolve() if args.base else out / "base", opts, say)
     ok, gpu, _ = probe_gpu(base, {}, opts)
     if not ok:
-        refuse(out, student, f"{gpu}. Grading needs a GPU: run make grade on a machine with one.", opts.seed)
+        refuse(out, student, f"{gpu}. Grading needs a GPU: run make grade on a machine with one.", opts.seed,
+               take_report(submission, out))
         say(f"make grade: {gpu}; wrote {out / 'results.json'} with score 0")
         return 1
+    return grade_probed(submission, out, base, opts, student, gpu)
+
+
+def grade_probed(submission: Path, out: Path, base: Path, opts: Options, student: str, gpu: str) -> int:
+    """make grade once the probe found a GPU (`gpu`, its line): the grading,
+    or a refusal where no sandbox can start. Gradescope's autograder grades
+    through here too. 0 graded, 2 refused."""
     if why := opts.unsandboxed():
-        refuse(out, student, why, opts.seed)
+        refuse(out, student, why, opts.seed, take_report(submission, out))
         say(f"make grade refuses: {why}")
         return 2
     say(f"grading {submission} on {gpu[5:]} (LAB_SEED={opts.seed}); {opts.sandbox.describe()}")
@@ -1071,6 +1093,14 @@ def cmd_grade(args, opts: Options) -> int:
     say(f"graded in {time.monotonic() - started:.0f} s. results: {out / 'results.json'}, {out / 'report.txt'}, "
         f"{out / 'gradebook.csv'}, logs in {out / 'logs'}")
     return 0
+
+
+def roster_of(args) -> Path | None:
+    """grade-all's roster: --roster, else roster.csv in the submissions folder, where there is one."""
+    if getattr(args, "roster", None):
+        return Path(args.roster)
+    found = Path(args.submissions) / "roster.csv" if args.submissions else None
+    return found if found and found.is_file() else None
 
 
 def submissions_in(folder: Path) -> list[tuple[str, Path]]:
@@ -1149,9 +1179,9 @@ def cmd_grade_all(args, opts: Options) -> int:
         raise h.GradingError(f"SCHEDULER={args.scheduler}: the schedulers are local (the default) and slurm")
     ok, gpu, count = probe_gpu(base, {}, opts)
     if not ok:
-        for student, _ in students:
-            refuse(grades / student, student, gpu, opts.seed)
-        write_gradebook(grades, students, {})
+        for student, path in students:
+            refuse(grades / student, student, gpu, opts.seed, take_report(path, grades / student))
+        write_gradebook(grades, students, {}, roster=roster_of(args))
         say(f"make grade-all: {gpu}; nothing graded")
         return 1
     if why := opts.unsandboxed():
@@ -1209,14 +1239,20 @@ def cmd_grade_all(args, opts: Options) -> int:
     for t in threads:
         t.join()
     trusted.close()
-    write_gradebook(grades, students, records.records)
-    say(f"gradebook: {grades / 'gradebook.csv'}")
+    write_gradebook(grades, students, records.records, roster=roster_of(args))
+    say(f"gradebook: {grades / 'gradebook.csv'}, scores for an upload: {grades / 'scores.csv'}")
     return 0
 
 
-def write_gradebook(grades: Path, students, records: dict[str, dict], refused: dict[str, dict] | None = None) -> None:
+NOT_GRADED_YET = "not graded (see this student's report.txt)"  # a gradebook note: no record of the student
+
+
+def write_gradebook(grades: Path, students, records: dict[str, dict], refused: dict[str, dict] | None = None,
+                    roster: Path | None = None) -> None:
     """One line per student from the harness's records; a student without one
-    (not graded yet, or refused) from the refusal the harness just wrote."""
+    (not graded yet, or refused) from the refusal the harness just wrote.
+    Beside it, scores.csv for an upload (write_scores), with `roster`'s
+    names, emails and SIDs where one is given."""
     questions = list(h.all_questions(h.LAB).values())
     lines = [h.gradebook_header(questions)]
     for student, _ in students:
@@ -1226,8 +1262,117 @@ def write_gradebook(grades: Path, students, records: dict[str, dict], refused: d
             lines.append(refused[student]["gradebook"])
         else:
             lines.append(h.gradebook_line(student, [h.QuestionResult(q, {}) for q in questions], None,
-                                          ["not graded (see this student's report.txt)"]))
+                                          [NOT_GRADED_YET]))
     h.write_atomically(grades / "gradebook.csv", "\n".join(lines) + "\n")
+    scores = [(student, records[student]["score"] if student in records else None) for student, _ in students]
+    for warning in write_scores(grades / "scores.csv", scores, max_points(questions),
+                                read_roster(roster) if roster else None):
+        say("scores.csv: " + warning)
+
+
+# ---------------------------------------------------------------- scores for an upload
+#
+# scores.csv: one row per student, for an upload into Gradescope or a
+# learning management system after a grading on the instructors' GPUs (a
+# cluster, after the deadline). Such an upload matches a row to a student by
+# email or student ID (SID) and reads one column of points; the columns
+# carry the names Gradescope's own roster and score exports use.
+
+SCORES_HEADER = ["Name", "Email", "SID", "Total Score", "Max Points", "Submission"]
+
+
+def max_points(questions) -> float:
+    """The points a submission's code can earn (bonus questions add to a score, not to this)."""
+    return sum(q.max_points for q in questions)
+
+
+def read_roster(path: Path) -> list[dict[str, str]]:
+    """The class list, a CSV whose header row names (in any case) "Email"
+    and/or "SID" (or "Student ID"), a name ("Name", or "First Name" and "Last
+    Name") and optionally "Submission": the submission's folder or archive
+    name in SUBMISSIONS where that is neither the student's email nor SID.
+    Several rows naming one submission (a group) each get its score."""
+    try:
+        with path.open(newline="", encoding="utf-8-sig") as f:
+            rows = list(csv.DictReader(f))
+    except (OSError, UnicodeDecodeError, csv.Error) as err:
+        raise h.GradingError(f"roster {path}: {err}") from None
+    out = []
+    for row in rows:
+        cells = {(k or "").strip().lower(): v.strip() for k, v in row.items() if isinstance(v, str)}
+        name = cells.get("name") or " ".join(x for x in (cells.get("first name", ""), cells.get("last name", "")) if x)
+        out.append({"name": name, "email": cells.get("email", ""),
+                    "sid": cells.get("sid") or cells.get("student id", ""), "submission": cells.get("submission", "")})
+    if not any(r["email"] or r["sid"] or r["submission"] for r in out):
+        raise h.GradingError(f"roster {path}: no row names an Email, a SID or a Submission (its header row must "
+                             "name the columns)")
+    return out
+
+
+def write_scores(path: Path, scores: list[tuple[str, float | None]], maximum: float,
+                 roster: list[dict[str, str]] | None) -> list[str]:
+    """scores.csv (SCORES_HEADER): a roster row's score is that of the
+    submission named by its Submission, Email or SID (compared without case);
+    without a roster, one row per submission, its name as Name (and Email,
+    where it is one). The score is the code's points, bonus included; empty
+    where no grading gave one (not graded, refused, no submission), so that
+    an upload leaves it alone. Returns what did not match, to be said."""
+    given = {student.lower(): (student, score) for student, score in scores}
+    rows, warnings, matched = [], [], set()
+
+    def cell(score):
+        return "" if score is None else f"{score:g}"
+
+    if roster is None:
+        for student, score in scores:
+            rows.append([student, student if "@" in student else "", "", cell(score), f"{maximum:g}", student])
+    else:
+        for r in roster:
+            key = next((k.lower() for k in (r["submission"], r["email"], r["sid"]) if k and k.lower() in given), None)
+            student, score = given[key] if key else ("", None)
+            if key:
+                matched.add(student)
+            else:
+                warnings.append(f"no submission for {r['name'] or r['email'] or r['sid']} (empty score)")
+            rows.append([r["name"], r["email"], r["sid"], cell(score), f"{maximum:g}", student])
+        for student, score in scores:
+            if student not in matched:
+                warnings.append(f"{student}: not in the roster (a row without email or SID)")
+                rows.append([student, student if "@" in student else "", "", cell(score), f"{maximum:g}", student])
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(SCORES_HEADER)
+    writer.writerows(rows)
+    h.write_atomically(path, buffer.getvalue())
+    return warnings
+
+
+def gradebook_scores(path: Path) -> tuple[list[tuple[str, float | None]], float]:
+    """Each student's score from a gradebook.csv (None where it says the
+    student was not graded), and the maximum."""
+    try:
+        with path.open(newline="") as f:
+            rows = list(csv.DictReader(f))
+    except (OSError, csv.Error) as err:
+        raise h.GradingError(f"gradebook {path}: {err}") from None
+    if not rows or not {"student", "score", "max", "notes"} <= set(rows[0]):
+        raise h.GradingError(f"{path}: not a gradebook.csv of make grade-all")
+    scores = [(r["student"], None if r["notes"].startswith(("NOT GRADED", NOT_GRADED_YET)) else float(r["score"]))
+              for r in rows]
+    return scores, float(rows[0]["max"])
+
+
+def cmd_scores(args, _opts) -> int:
+    """scores.csv from a gradebook (and a roster), e.g. with a roster made after the grading."""
+    if not args.gradebook:
+        raise h.GradingError("scores needs --gradebook grades/gradebook.csv (and usually --roster roster.csv)")
+    gradebook = Path(args.gradebook)
+    scores, maximum = gradebook_scores(gradebook)
+    out = Path(args.csv) if args.csv else gradebook.with_name("scores.csv")
+    for warning in write_scores(out, scores, maximum, read_roster(Path(args.roster)) if args.roster else None):
+        say(warning)
+    say(f"wrote {out}: {sum(s is not None for _, s in scores)} scores of {len(scores)} submissions")
+    return 0
 
 
 # ---------------------------------------------------------------- grade-all on a Slurm cluster
@@ -1248,7 +1393,7 @@ TASKS_DIR = Path(".harness") / "tasks"
 def task_argv(argv: list[str]) -> list[str]:
     """grade-all's own options, less those only the submitting host reads."""
     own = {"--submissions", "--regrade", "--scheduler", "--slurm-partition", "--slurm-account", "--slurm-time",
-           "--slurm-gres", "--slurm-cpus", "--slurm-opts", "--slurm-wait", "--base", "--seed", "--out"}
+           "--slurm-gres", "--slurm-cpus", "--slurm-opts", "--slurm-wait", "--base", "--seed", "--out", "--roster"}
     kept, i = [], 0
     while i < len(argv):
         a = argv[i]
@@ -1302,7 +1447,7 @@ def grade_all_slurm(args, opts: Options, grades: Path, base: Path, students, rec
     if running:
         say(f"Slurm job {running} of this class is still queued or running: run this again once it has ended "
             "(squeue -j " + running + ")")
-        write_gradebook(grades, students, records.records, refused)
+        write_gradebook(grades, students, records.records, refused, roster_of(args))
         return 0
     todo = still_to_grade(args, students, records)
     say(f"{len(students)} submissions, {len(students) - len(todo)} already graded; "
@@ -1342,7 +1487,7 @@ def grade_all_slurm(args, opts: Options, grades: Path, base: Path, students, rec
             raise h.GradingError(f"sbatch refused the job (exit {rc}); see its message above")
         if not wait:
             say("submitted; run the same command again once the job has ended to gather the gradebook")
-            write_gradebook(grades, students, records.records, refused)
+            write_gradebook(grades, students, records.records, refused, roster_of(args))
             return 0
         say(f"Slurm job {job} ended after {time.monotonic() - started:.0f} s (sbatch exit {rc})")
         refused.update(gather_tasks(grades, records))
@@ -1351,7 +1496,7 @@ def grade_all_slurm(args, opts: Options, grades: Path, base: Path, students, rec
         say(f"{s}: no record from its task (see {grades / SLURM_DIR}); run this again to grade it")
     for s, record in refused.items():
         say(f"{s}: not graded: {record['refused']}")
-    write_gradebook(grades, students, records.records, refused)
+    write_gradebook(grades, students, records.records, refused, roster_of(args))
     say(f"gradebook: {grades / 'gradebook.csv'} ({len(records.records)} graded, {len(refused)} refused, "
         f"{len(missing)} without a record)")
     return 0
@@ -1374,7 +1519,7 @@ def cmd_grade_task(args, opts: Options) -> int:
     host = os.uname().nodename
     why = f"{gpu} (Slurm node {host})" if not ok else opts.unsandboxed()
     if why:
-        data = refuse(grades / student, student, why, opts.seed)
+        data = refuse(grades / student, student, why, opts.seed, take_report(Path(path), grades / student))
         data["refused"] = why
         say(f"{student}: {why}; score 0 on {host}")
     else:
@@ -1408,6 +1553,317 @@ def cmd_gradescope(args, _opts) -> int:
     return 0
 
 
+# ---------------------------------------------------------------- Gradescope's autograder
+#
+# Gradescope builds an image once (setup.sh, whose last step is
+# autograder-setup below) and then runs run_autograder (autograder below) for
+# each submission, in /autograder: source/ (the zip: setup.sh, run_autograder,
+# lab/), submission/ (what the student uploaded), results/results.json (what
+# Gradescope shows). Its runners have no GPU: a submission there gets feedback
+# from the lab's CPU emulator, marked provisional and scored 0, and is graded
+# on a GPU after the deadline (make grade-all, scores.csv). Where a GPU is
+# there after all, it is graded exactly as make grade grades it (grade_probed).
+
+# One emulated test case's time limit: the reference's slowest takes 14 s on a
+# busy 2-core machine; a GPU runs it in well under a second.
+EMU_CASE_TIMEOUT = 120
+# A submission's emulated test runs in all (BUDGET overrides): with the builds,
+# within a 10-minute autograder timeout.
+EMU_BUDGET = 360
+EMULATED_TEST = dataclasses.replace(sb.TEST, what="emulated test", gpu=False)
+# One compiler at its largest: g++ on the graders' main with Catch2 v2's
+# header takes about 0.8 GB; a student.cu, emulated, 0.2 GB.
+BUILD_JOB_BYTES = 800 << 20
+EMU_CASE_BYTES = 256 << 20  # one emulated test process, with room (the largest took 30 MB)
+
+
+def memory_available() -> int:
+    """Bytes of memory still free to this process: the system's available
+    memory, or less where its cgroup (a container's limit: Gradescope's is
+    768 MB by default) leaves less."""
+    try:
+        meminfo = dict(ln.split(":", 1) for ln in Path("/proc/meminfo").read_text().splitlines() if ":" in ln)
+        free = int(meminfo["MemAvailable"].split()[0]) << 10
+    except (OSError, KeyError, ValueError):
+        free = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_AVPHYS_PAGES")
+    cgroup = Path("/sys/fs/cgroup")
+    for limit, usage in (("memory.max", "memory.current"),  # cgroup v2, then v1
+                         ("memory/memory.limit_in_bytes", "memory/memory.usage_in_bytes")):
+        try:
+            free = min(free, int((cgroup / limit).read_text()) - int((cgroup / usage).read_text()))
+        except (OSError, ValueError):  # no such cgroup, or "max"
+            continue
+    return max(0, free)
+
+
+def jobs_for_memory(each: int) -> int:
+    """How many processes of `each` bytes to run at once: one per core, as many as the memory holds, at least one."""
+    return max(1, min(os.cpu_count() or 1, memory_available() // each))
+
+
+def gpu_listed() -> tuple[bool, str]:
+    """Whether nvidia-smi lists a GPU, and its line or why not: asked before
+    anything is built (probe_gpu then asks the lab's own probe)."""
+    smi = shutil.which("nvidia-smi")
+    if smi is None:
+        return False, "no NVIDIA driver: nvidia-smi is not installed"
+    try:
+        r = subprocess.run([smi, "-L"], capture_output=True, text=True, timeout=PROBE_TIMEOUT,
+                           stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.TimeoutExpired) as err:
+        return False, f"nvidia-smi did not answer ({err})"
+    gpus = [ln for ln in r.stdout.splitlines() if ln.startswith("GPU ")]
+    if r.returncode != 0 or not gpus:
+        said = (r.stderr or r.stdout).strip().splitlines()
+        return False, "nvidia-smi lists no GPU" + (f" ({said[-1][:200]})" if said else "")
+    return True, gpus[0]
+
+
+def emulated_targets(parts: list[str], device: bool) -> list[str]:
+    """What an emulated check of `parts` builds: each part's test program
+    and, with `device`, its kernel file compiled by nvcc (make test
+    EMULATE=1's device check)."""
+    return [f"build/emu/student/test_{p}" for p in parts] + \
+        ([f"build/emu/device/{dict(h.PARTS)[p]}/student.o" for p in parts] if device else [])
+
+
+def prepare_emulated_base(base: Path, parts: list[str], exclude: list[Path], log) -> Path:
+    """What prepare_base is for grading, for feedback without a GPU: a copy of
+    the lab with the emulated test programs of `parts` built by g++
+    (EMULATE=1), the untouched skeleton's included, and, where nvcc is here,
+    the skeleton's kernel files compiled for a GPU: a submission's copy then
+    compiles only what it changed. Built once (its stamp names the lab's
+    content), checked before each copy (verify_base)."""
+    nvcc = shutil.which("nvcc") is not None
+    fingerprint = f"{lab_fingerprint(h.LAB, exclude)}-emulated-{'+'.join(parts)}{'-nvcc' if nvcc else ''}"
+    stamp = base / ".ready"
+    if stamp.exists() and stamp.read_text().split()[0] == fingerprint:
+        return base
+    if base.exists():
+        shutil.rmtree(base)
+    h.copy_lab(h.LAB, base, exclude=tuple(exclude))
+    jobs = jobs_for_memory(BUILD_JOB_BYTES)
+    log(f"building the lab's emulated test programs once ({jobs} compiler{'s' if jobs > 1 else ''} at once) ...")
+    r = h.run(["make", f"-j{jobs}", "EMULATE=1", "IMPL=student", *emulated_targets(parts, nvcc)], base,
+              BASE_BUILD_TIMEOUT, env={**os.environ, "MAKEFLAGS": f"-j{jobs}"}, log=base / "build-base.log")
+    if r.returncode != 0 or not all((base / t).is_file() for t in emulated_targets(parts, False)):
+        raise h.GradingError(f"the lab does not build emulated here (see {base / 'build-base.log'}):\n" +
+                             h.compile_errors(r.output))
+    stamp.write_text(fingerprint + " " + tree_hash(base / "build"))
+    return base
+
+
+def device_verdict(work: Path, part: str) -> tuple[bool | None, str]:
+    """What the device check (emulator/device_check.sh) said of the part's
+    kernel file: True and a line where nvcc compiles it, False and nvcc's
+    words where it does not, None where it was not checked."""
+    part_dir = dict(h.PARTS)[part]
+    stem = work / "build" / "emu" / "device" / part_dir / "student"
+    source = f"{part_dir}/student.cu"
+    try:
+        status = h.left_text(stem.with_suffix(".status"), 64).strip()
+        said = h.left_text(stem.with_suffix(".log"), 1 << 20).strip() if status == "failed" else ""
+    except h.LeftFileError:
+        return None, ""
+    if status == "ok":
+        return True, f"nvcc compiles {source} for a GPU."
+    if status == "failed":
+        return False, (f"nvcc does not compile {source} for a GPU: a GPU build of {part} fails, and the grading "
+                       f"gives its questions 0. nvcc said:\n{said[:1500]}")
+    return None, ""
+
+
+def build_emulated(g: Grading, part: str, jobs: int) -> tuple[str, tuple[bool | None, str]]:
+    """The part's emulated test program and, where nvcc is here, its kernel
+    file compiled for a GPU, in one sandboxed make (with the copy writable
+    and no GPU): (the compiler's errors, "" when it built; device_verdict)."""
+    nvcc = shutil.which("nvcc") is not None
+    targets = emulated_targets([part], nvcc)
+    b = g.sandboxed(["make", "-k", f"-j{jobs}", "EMULATE=1", "IMPL=student", *targets], [g.work],
+                    g.opts.build_timeout, g.logs / f"build-{part}.log", sb.BUILD,
+                    env={**kept_env(), "MAKEFLAGS": f"-j{jobs}"})
+    error = ""
+    if b.returncode != 0 or not (g.work / targets[0]).is_file():
+        error = h.compile_errors(b.output) if not b.timed_out else \
+            f"the build {h.describe_exit(b, g.opts.build_timeout)}"
+    if not nvcc:
+        return error, (None, "Not checked here: whether nvcc compiles your kernel files for a GPU (this autograder "
+                             "has no CUDA toolkit). A kernel that calls a host function passes on the emulator and "
+                             "does not compile for a GPU.")
+    return error, device_verdict(g.work, part)
+
+
+def run_emulated(g: Grading, part: str, case: h.TestCase, log_path: Path) -> h.Outcome:
+    """One emulated test case in a sandboxed process of its own, as a graded
+    one runs (its report on a pipe only the harness holds); an emulator fault
+    is quoted."""
+    left = g.budget.left()
+    if left <= 0:
+        return h.Outcome("failed", f"not run: the {g.opts.budget:g} s for this submission's emulated tests were "
+                                   "spent before this test")
+    limit = min(EMU_CASE_TIMEOUT, left)
+    binary = g.work / "build" / "emu" / "student" / f"test_{part}"
+    stem = g.private / f"{hashlib.sha256(case.name.encode()).hexdigest()[:16]}-{part}"
+    r, results, report, _ = g.sandboxed_with_pipes([str(binary), case.name], EMULATED_TEST, limit, log_path, stem,
+                                                   0, h.LEFT_FILE_CAP)
+    results.wait()
+    outcome = h.read_report(report.wait(), case.name, r, limit)
+    if outcome.status == "failed":
+        fault = next((ln.strip() for ln in r.output.splitlines() if "EMULATED GPU FAULT" in ln), "")
+        if fault:
+            outcome.message += " -- " + fault[:400]
+        elif r.timed_out:
+            outcome.message += (" (on the emulator, which is far slower than a GPU: a loop that never ends, or "
+                                "work far beyond what the question needs)")
+    return outcome
+
+
+def feedback(submission: Path, out: Path, base: Path, opts: Options, student: str, why: str,
+             started: float) -> dict:
+    """Feedback without a GPU: the submission's files in a copy of the
+    emulated base, each part built by g++ (and its kernel file by nvcc, where
+    here), every test but the [large] tier run on the CPU emulator in a
+    sandboxed process of its own; results.json (harness.feedback_json),
+    report.txt and the written report into `out`. Never a grade: `why` says
+    why there is no GPU grading here."""
+    out.mkdir(parents=True, exist_ok=True)
+    logs = out / "logs"
+    if logs.exists():
+        shutil.rmtree(logs)
+    logs.mkdir()
+    sub = h.collect_submission(submission, h.read_manifest(h.LAB), h.read_documents(h.LAB))
+    report = write_documents(out, sub.documents)
+    verify_base(base)
+    results = {qid: h.QuestionResult(q, {}) for qid, q in h.all_questions(h.LAB).items()}
+    # (the report's line says what a missing report means)
+    notes = [n for n in sub.notes if not n.startswith("no report found")] + [opts.sandbox.describe()]
+    device: dict[str, tuple[bool | None, str]] = {}
+    work = Path(tempfile.mkdtemp(prefix="lab-feedback-", dir=opts.work_root))
+    g = None
+    try:
+        shutil.copytree(base, work, dirs_exist_ok=True, copy_function=shutil.copy2)
+        (work / ".ready").unlink(missing_ok=True)
+        changed = {rel: content for rel, content in sub.files.items() if (work / rel).read_bytes() != content}
+        if changed:  # the skeleton's programs go: none may stand in for a file that does not compile
+            shutil.rmtree(work / "build" / "emu" / "student", ignore_errors=True)
+            for _, part_dir in h.PARTS:
+                for left in (work / "build" / "emu" / "device" / part_dir).glob("student.*"):
+                    left.unlink()
+            h.place_files(work, changed)
+        env = {**kept_env(), "LAB_SEED": str(opts.seed), "EMU_SEED": str(opts.seed), "NO_COLOR": "1"}
+        g = Grading(work, logs, opts, env, say, student)
+        opts.sandbox.own(work)
+        jobs, built = jobs_for_memory(BUILD_JOB_BYTES), []
+        for part, _ in h.PARTS:
+            mine = [r for r in results.values() if r.question.part == part]
+            if part not in opts.parts:
+                for r in mine:
+                    r.build_error = "not graded: not checked in this run (PARTS)"
+                continue
+            say(f"  {student}: building {part} for the emulator")
+            error, device[part] = build_emulated(g, part, jobs)
+            if error:
+                notes.append(f"{part} does not compile for the emulator (logs/build-{part}.log)")
+                for r in mine:
+                    r.build_error = error
+            else:
+                built.append(part)
+        cases = {(r.question.part, c.name): (r.question.part, c, logs / f"{r.question.qid}-{i + 1}.log")
+                 for r in results.values() if r.question.part in built
+                 for i, c in enumerate(r.question.tests) if not c.large}
+        say(f"  {student}: {len(cases)} emulated tests")
+        with ThreadPoolExecutor(max_workers=max(1, min(jobs_for_memory(EMU_CASE_BYTES), opts.case_jobs))) as pool:
+            outcomes = dict(zip(cases, pool.map(lambda job: run_emulated(g, *job), cases.values())))
+        for r in results.values():
+            for c in r.question.tests:
+                if (r.question.part, c.name) in outcomes:
+                    r.outcomes[c.name] = outcomes[(r.question.part, c.name)]
+    finally:
+        if g is not None:
+            shutil.rmtree(g.private, ignore_errors=True)
+        shutil.rmtree(work, ignore_errors=True)
+    data = h.feedback_json(list(results.values()), notes, opts.seed, why, report, time.monotonic() - started, device)
+    text = h.feedback_table(list(results.values()))
+    h.write_atomically(out / "report.txt", text + "\n\n" + data["output"] + "\n")
+    h.write_atomically(out / "results.json", json.dumps(data, indent=2))
+    say("\n" + text)
+    return data
+
+
+def autograder_failed(final: Path, submission: Path, out: Path, error: str, seconds: float) -> None:
+    """results.json when the autograder itself could not check a submission:
+    said to be the autograder's problem, the report acknowledged."""
+    try:
+        report = take_report(submission, out)
+    except Exception:  # noqa: BLE001 -- the report's note must still be written
+        report = ""
+    questions = list(h.all_questions(h.LAB).values())
+    text = (f"The autograder could not check this submission ({error}). This is a problem of the autograder, not "
+            "of your files: your instructor sees it, and your grade comes from a grading on a GPU after the "
+            "deadline.\n" + h.report_note(questions, report))
+    h.write_atomically(final, json.dumps({"score": 0, "execution_time": round(seconds), "output": text,
+                                          "visibility": "visible", "stdout_visibility": "visible",
+                                          "tests": h.report_test(questions, report)}, indent=2))
+
+
+def emulated_base_of(args) -> Path:
+    return Path(str(Path(args.base).resolve()) + "-emulated")
+
+
+def cmd_autograder(args, opts: Options) -> int:
+    """Gradescope's run_autograder: with a GPU (nvidia-smi lists one, nvcc is
+    here, the lab's probe agrees, a sandbox starts), the grading of make
+    grade; otherwise provisional feedback from the emulator. Either way
+    results/results.json, and the written report acknowledged."""
+    started = time.monotonic()
+    root = Path(args.root).resolve()
+    submission, out, final = root / "submission", Path(args.out).resolve(), root / "results" / "results.json"
+    final.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        listed, why = (False, "this autograder gives feedback only (--feedback-only 1)") \
+            if _flag("--feedback-only", args.feedback_only) else gpu_listed()
+        if listed and shutil.which("nvcc") is None:
+            why = f"{why}, but no CUDA toolkit (nvcc) to build for it"
+        elif listed:
+            try:
+                base = prepare_base(Path(args.base).resolve(), opts, say)
+                ok, gpu, _ = probe_gpu(base, {}, opts)
+            except h.GradingError as err:
+                ok, gpu = False, f"{why}, but the lab does not build for it: {str(err).splitlines()[0]}"
+            if ok and not opts.unsandboxed():
+                status = grade_probed(submission, out, base, opts, "gradescope", gpu)
+                shutil.copyfile(out / "results.json", final)
+                return status
+            why = gpu if not ok else f"a GPU is here, but grading needs a sandbox: {opts.unsandboxed()}"
+        say(f"no GPU grading here ({why}): provisional feedback from the CPU emulator (LAB_SEED={opts.seed})")
+        if not args.budget:
+            opts.budget = EMU_BUDGET
+        base = prepare_emulated_base(emulated_base_of(args), opts.parts, opts.outputs + [emulated_base_of(args)], say)
+        feedback(submission, out, base, opts, "gradescope", why, started)
+        shutil.copyfile(out / "results.json", final)
+        return 0
+    except Exception as err:  # noqa: BLE001 -- whatever it was, the student gets a results.json that says so
+        say(f"the autograder failed: {err!r}")
+        autograder_failed(final, submission, out, str(err).splitlines()[0] if str(err) else repr(err),
+                          time.monotonic() - started)
+        return 3
+
+
+def cmd_autograder_setup(args, opts: Options) -> int:
+    """setup.sh's last step, once per image: the emulated base (always: g++
+    is all it needs) and, where nvcc is here (or --gpu-base 1), the GPU
+    grading's base, built now so that no submission waits for them."""
+    prepare_emulated_base(emulated_base_of(args), opts.parts, opts.outputs + [emulated_base_of(args)], say)
+    say(f"emulated base ready: {emulated_base_of(args)}")
+    if _flag("--gpu-base", args.gpu_base) if args.gpu_base not in (None, "") else shutil.which("nvcc"):
+        try:
+            prepare_base(Path(args.base).resolve(), opts, say)
+            say(f"GPU base ready: {args.base}")
+        except h.GradingError as err:  # feedback still works; a GPU grading would build it again
+            say(f"warning: the GPU base did not build ({err}); submissions get emulated feedback, which needs none")
+    return 0
+
+
 def say(message: str) -> None:
     print(message, flush=True)
 
@@ -1415,7 +1871,8 @@ def say(message: str) -> None:
 def main(argv=None) -> int:
     os.environ.pop("EMULATE", None)  # its builds are for the GPU: emulated runs are never graded
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("command", choices=["grade", "grade-all", "grade-task", "gradescope"])
+    p.add_argument("command", choices=["grade", "grade-all", "grade-task", "gradescope", "autograder",
+                                        "autograder-setup", "scores"])
     p.add_argument("--submission", help="folder or archive to grade (default: this tree's student files)")
     p.add_argument("--submissions", help="grade-all: folder with one subfolder or archive per student")
     p.add_argument("--out", default="grade-results", help="where results go")
@@ -1447,6 +1904,16 @@ def main(argv=None) -> int:
     p.add_argument("--slurm-cpus", help="slurm: cores per task (default 8)")
     p.add_argument("--slurm-opts", help="slurm: more sbatch options, as one string")
     p.add_argument("--slurm-wait", help="slurm: 0: submit and return; run again after the job to gather (default 1)")
+    p.add_argument("--roster", help="grade-all, scores: the class list (CSV: Email and/or SID, Name, optionally "
+                                     "Submission) for scores.csv (default: roster.csv in the submissions folder)")
+    p.add_argument("--gradebook", help="scores: the gradebook.csv of a grade-all")
+    p.add_argument("--csv", help="scores: where scores.csv goes (default: beside the gradebook)")
+    p.add_argument("--root", help="autograder, autograder-setup: Gradescope's folder (default $AUTOGRADER_ROOT, "
+                                  "else /autograder)")
+    p.add_argument("--feedback-only", help="autograder: 1 gives the emulated feedback even where a GPU is (a course "
+                                           "that grades after the deadline only)")
+    p.add_argument("--gpu-base", help="autograder-setup: 1 builds the GPU grading's base too, 0 not (default: "
+                                      "where nvcc is here)")
     p.add_argument("--tasks", help=argparse.SUPPRESS)  # grade-task
     p.add_argument("--index", help=argparse.SUPPRESS)  # grade-task
     args = p.parse_args(argv)
@@ -1455,8 +1922,15 @@ def main(argv=None) -> int:
     try:
         if args.command == "gradescope":
             return cmd_gradescope(args, None)
+        if args.command == "scores":
+            return cmd_scores(args, None)
+        if args.command.startswith("autograder"):
+            root = Path(args.root or os.environ.get("AUTOGRADER_ROOT") or "/autograder").resolve()
+            args.root, args.out = str(root), str(root / "results" / "lab")
+            args.base = args.base or str(root / "lab-base")
         opts = Options(args)
-        return {"grade": cmd_grade, "grade-all": cmd_grade_all, "grade-task": cmd_grade_task}[args.command](args, opts)
+        return {"grade": cmd_grade, "grade-all": cmd_grade_all, "grade-task": cmd_grade_task,
+                "autograder": cmd_autograder, "autograder-setup": cmd_autograder_setup}[args.command](args, opts)
     except h.GradingError as err:
         print(f"grade: {err}", file=sys.stderr)
         return 2

@@ -34,6 +34,7 @@ import threading
 import time
 import zipfile
 from dataclasses import dataclass, field
+from fractions import Fraction
 from pathlib import Path
 
 LAB = Path(__file__).resolve().parents[2]
@@ -127,6 +128,9 @@ def read_points(lab: Path, part: str) -> dict[str, Question]:
         cols = line.split("\t")
         try:
             if cols[0] == "question" and len(cols) == 6:
+                if (Fraction(cols[2]) * 100).denominator != 1:
+                    raise GradingError(f"{path}:{number}: {cols[1]}'s points must be whole hundredths (its tests' "
+                                       f"shares are split in hundredths), not {cols[2]}")
                 qid = cols[1]
                 questions[qid] = Question(qid, part, float(cols[2]), float(cols[3]), float(cols[4]), cols[5])
                 continue
@@ -729,6 +733,24 @@ def sanitizer_errors(log: Path, tool: str = "memcheck") -> int | None:
 # ---------------------------------------------------------------- scoring
 
 
+def split_cents(points: float, weights: dict[str, float]) -> dict[str, int]:
+    """`points` split over `weights` in hundredths of a point: each share
+    rounded down, then the hundredths left over go one each to the largest
+    remainders (the earlier test on a tie), so that the shares add up to
+    exactly `points` (6 points over 7 tests: 0.86 five times and 0.85 twice,
+    where shares rounded one by one would add up to 6.02 or 5.95)."""
+    cents = round(Fraction(points) * 100)
+    total = sum(Fraction(w) for w in weights.values())
+    if total <= 0:
+        return {name: 0 for name in weights}
+    exact = {name: cents * Fraction(w) / total for name, w in weights.items()}
+    shares = {name: math.floor(x) for name, x in exact.items()}
+    by_remainder = sorted(exact, key=lambda name: shares[name] - exact[name])  # stable: ties keep the tests' order
+    for name in by_remainder[: cents - sum(shares.values())]:
+        shares[name] += 1
+    return shares
+
+
 @dataclass
 class QuestionResult:
     question: Question
@@ -736,25 +758,27 @@ class QuestionResult:
     sanitizer: str = ""  # what the sanitizer found, "" when clean or not run
     build_error: str = ""
 
-    def test_points(self) -> dict[str, tuple[float, float]]:
-        """(score, max) per test case: the question's points split by weight over
-        the graded test cases; a not-graded one is left out of the split."""
+    def test_cents(self) -> dict[str, tuple[int, int]]:
+        """(score, max) per test case in hundredths of a point: the question's
+        points split by weight over the graded test cases (split_cents); a
+        not-graded one is left out of the split."""
         q = self.question
         graded = {n: w for n, w in q.weights.items() if self.outcomes.get(n, Outcome("failed")).status != "not-graded"}
-        total = sum(graded.values())
+        shares = split_cents(q.points, graded)
         out = {}
-        for name, w in q.weights.items():
-            if name not in graded:
-                out[name] = (0.0, 0.0)
-                continue
-            share = q.points * w / total if total > 0 else 0.0
+        for name in q.weights:
+            share = shares.get(name, 0)
             passed = self.outcomes.get(name, Outcome("failed")).status == "passed"
-            out[name] = (share if passed else 0.0, share)
+            out[name] = (share if passed else 0, share)
         return out
+
+    def test_points(self) -> dict[str, tuple[float, float]]:
+        """test_cents in points."""
+        return {name: (score / 100, share / 100) for name, (score, share) in self.test_cents().items()}
 
     @property
     def score(self) -> float:
-        raw = sum(s for s, _ in self.test_points().values())
+        raw = sum(s for s, _ in self.test_cents().values()) / 100
         if self.sanitizer:
             raw *= 1.0 - self.question.sanitizer_penalty
         return round(raw, 4)
@@ -840,33 +864,145 @@ def write_atomically(path: Path, content: str | bytes) -> None:
     os.replace(tmp, path)
 
 
+def gradescope_test(name: str, score: float, max_score: float, output: str, status: str = "") -> dict:
+    """One row of results.json's tests, as Gradescope reads it; `status`
+    ("passed" or "failed") colours the row, "" leaves it to Gradescope (a
+    test not graded, which is neither)."""
+    row = {"name": name, "score": score, "max_score": max_score, "output": output, "visibility": "visible"}
+    if status:
+        row["status"] = status
+    return row
+
+
+def report_test(questions: list[Question], report: str) -> list[dict]:
+    """The written report's row: points for a person (none here), passed when
+    a report was taken and failed when none was handed in."""
+    if not report_points(questions):
+        return []
+    asked = ", ".join(q.qid for q in questions if q.report_points)
+    return [gradescope_test(f"Report ({asked}): graded by a person, not here", 0, 0, report_note(questions, report),
+                            "passed" if report else "failed")]
+
+
 def results_json(results: list[QuestionResult], notes: list[str], seed: int | None, extra: str = "",
-                 report: str = "") -> dict:
+                 report: str = "", seconds: float = 0) -> dict:
+    """Gradescope's results.json of a grading: a row per test case that
+    carries points, its share of its question's points as max_score (the
+    shares of a question add up to exactly its points: split_cents; a bonus
+    question's are 0, its points add to the score), the sanitizers' penalties
+    and the report's row. `seconds`: how long the grading took."""
     tests = []
     for r in results:
         q = r.question
+        cents = r.test_cents()
         for case in q.tests:
-            score, maximum = r.test_points()[case.name]
             if q.weights[case.name] == 0:
                 continue
+            score, share = cents[case.name]
             o = r.outcomes.get(case.name, Outcome("failed", "not run"))
             text = {"passed": "passed", "not-graded": o.message}.get(o.status, o.message)
+            status = {"passed": "passed", "failed": "failed"}.get(o.status, "")
             if r.build_error:
-                text = r.first_failure if r.build_error.startswith("not graded") else "does not compile:\n" + r.build_error
-            tests.append({"name": f"{q.qid} {case.name}", "score": round(score, 4), "max_score": 0 if q.bonus else round(maximum, 4),
-                          "output": text, "visibility": "visible"})
+                graded = not r.build_error.startswith("not graded")
+                text = "does not compile:\n" + r.build_error if graded else r.first_failure
+                status = "failed" if graded else ""
+            tests.append(gradescope_test(f"{q.qid} {case.name}", score / 100, 0 if q.bonus else share / 100, text,
+                                         status))
         if r.sanitizer:
-            tests.append({"name": f"{q.qid} compute-sanitizer", "score": 0, "max_score": 0,
-                          "output": f"{r.sanitizer}: {q.qid} loses {q.sanitizer_penalty:.0%} of its points",
-                          "visibility": "visible"})
-    questions = [r.question for r in results]
-    if report_points(questions):
-        asked = ", ".join(q.qid for q in questions if q.report_points)
-        tests.append({"name": f"Report ({asked}): graded by a person, not here", "score": 0, "max_score": 0,
-                      "output": report_note(questions, report), "visibility": "visible"})
+            tests.append(gradescope_test(f"{q.qid} compute-sanitizer", 0, 0,
+                                         f"{r.sanitizer}: {q.qid} loses {q.sanitizer_penalty:.0%} of its points",
+                                         "failed"))
+    tests += report_test([r.question for r in results], report)
     total = round(sum(r.score for r in results), 4)
     output = "\n".join(notes + ([extra] if extra else []) + [f"LAB_SEED={seed} repeats these inputs."])
-    return {"score": total, "output": output, "tests": tests, "stdout_visibility": "visible"}
+    return {"score": total, "execution_time": round(seconds), "output": output, "visibility": "visible",
+            "stdout_visibility": "visible", "tests": tests}
+
+
+PROVISIONAL = "PROVISIONAL FEEDBACK, NOT A GRADE"
+
+
+def feedback_json(results: list[QuestionResult], notes: list[str], seed: int, why: str, report: str = "",
+                  seconds: float = 0, device: dict[str, tuple[bool | None, str]] | None = None) -> dict:
+    """Gradescope's results.json of feedback without a GPU: the graders run on
+    the CPU emulator (`results`: each question's outcomes, its tests past 2^31
+    elements left out; a build_error where its part did not build), given as
+    feedback and never as a grade. Score 0 everywhere; a row per question
+    saying which emulated tests passed and failed, passed only when all did,
+    with the question's points as its max_score (bonus 0), so the rows add up
+    to the assignment's points; the report's row. `why`: why no GPU grading
+    here. `device`: per part, whether nvcc compiles its kernel file (None: not
+    checked) and what it said."""
+    device = device or {}
+    tests, ran, passed_all = [], set(), set()  # test cases (one may count for two questions)
+    for r in results:
+        q = r.question
+        if r.build_error.startswith("not graded"):  # a part left out of this run (PARTS)
+            tests.append(gradescope_test(f"{q.qid} {q.title}: not checked", 0, q.max_points,
+                                         f"{PROVISIONAL}: {r.build_error}"))
+            continue
+        emulated, passed = emulated_tests(r)
+        large = len(q.tests) - len(emulated)
+        lines = []
+        if r.build_error:
+            lines.append("Does not compile for the emulator (g++):\n" + r.build_error)
+        else:
+            for c in emulated:
+                o = r.outcomes.get(c.name, Outcome("failed", "not run"))
+                detail = f": {o.message.splitlines()[0][:300]}" if o.status != "passed" and o.message else ""
+                lines.append(f"  {'passed' if c in passed else 'FAILED'}  {c.name}{detail}")
+        ran.update((q.part, c.name) for c in emulated)
+        passed_all.update((q.part, c.name) for c in passed)
+        compiles, said = device.get(q.part, (None, ""))
+        if compiles is False:
+            lines.append(said)
+        if large:
+            lines.append(f"Not emulated: {large} test{'s' if large > 1 else ''} past 2^31 elements ([large]); "
+                         f"only the GPU grading runs {'them' if large > 1 else 'it'}.")
+        head = f"{PROVISIONAL}: {len(passed)} of {len(emulated)} tests pass on the CPU emulator."
+        if r.first_failure:
+            head += "\nFirst failure: " + r.first_failure.splitlines()[0][:400]
+        ok = not r.build_error and len(passed) == len(emulated) and compiles is not False
+        tests.append(gradescope_test(f"{q.qid} {q.title}: {len(passed)}/{len(emulated)} pass emulated (provisional)",
+                                     0, q.max_points, head + "\n" + "\n".join(lines), "passed" if ok else "failed"))
+    questions = [r.question for r in results]
+    tests += report_test(questions, report)
+    checked = list(dict.fromkeys(said for compiles, said in device.values() if compiles is not False and said))
+    output = [f"{PROVISIONAL}.",
+              f"There is no GPU grading here ({why}), so your files were built with g++ and the lab's graders ran "
+              "on its CPU emulator, each test in a process of its own. That checks correctness only: a GPU may "
+              "still disagree (warp timing, memory ordering), and speed is not measured. The score shown here is "
+              "0 on purpose and is not your grade: your grade comes from a grading of your final submission on "
+              "a GPU after the deadline.",
+              "",
+              f"On the emulator: {len(passed_all)} of {len(ran)} tests pass (per question below). Tests past 2^31 "
+              "elements are not emulated.",
+              *checked,
+              report_note(questions, report),
+              f"To repeat these checks in your copy of the lab: LAB_SEED={seed} EMU_SEED={seed} make test "
+              "EMULATE=1 IMPL=student (README, The CPU emulator).",
+              *notes]
+    return {"score": 0, "execution_time": round(seconds), "output": "\n".join(output), "visibility": "visible",
+            "stdout_visibility": "visible", "tests": tests}
+
+
+def emulated_tests(r: QuestionResult) -> tuple[list[TestCase], list[TestCase]]:
+    """A question's tests the emulator runs (all but the [large] tier), and those of them that passed."""
+    emulated = [c for c in r.question.tests if not c.large]
+    passed = [] if r.build_error else \
+        [c for c in emulated if r.outcomes.get(c.name, Outcome("failed")).status == "passed"]
+    return emulated, passed
+
+
+def feedback_table(results: list[QuestionResult]) -> str:
+    """feedback_json as a table, for the autograder's log."""
+    rows = [f"{'question (emulated: provisional, not graded)':<46} {'tests':>7}  first failure"]
+    for r in results:
+        emulated, passed = emulated_tests(r)
+        title = f"{r.question.qid} {r.question.title}"[:46]
+        failure = r.first_failure.splitlines()[0][:160] if r.first_failure else ""
+        rows.append(f"{title:<46} {f'{len(passed)}/{len(emulated)}':>7}  {failure}")
+    return "\n".join(rows)
 
 
 def table(results: list[QuestionResult]) -> str:

@@ -6,11 +6,14 @@ is selftest.py. Ends with the plain line `N passed, N failed`."""
 
 from __future__ import annotations
 
+import csv
 import dataclasses
 import io
 import json
+import math
 import os
 import re
+import shutil
 import stat
 import struct
 import subprocess
@@ -21,7 +24,9 @@ import textwrap
 import time
 import unittest
 import zipfile
+from fractions import Fraction
 from pathlib import Path
+from unittest import mock
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
@@ -949,7 +954,9 @@ class Scoring(unittest.TestCase):
         data = h.results_json([r], ["missing: x"], 42)
         self.assertEqual(data["score"], 3.0)
         self.assertEqual([t["name"] for t in data["tests"]], ["Q1 a", "Q1 b"])
-        self.assertEqual({k for t in data["tests"] for k in t}, {"name", "score", "max_score", "output", "visibility"})
+        self.assertEqual({k for t in data["tests"] for k in t},
+                         {"name", "score", "max_score", "output", "visibility", "status"})
+        self.assertEqual([t["status"] for t in data["tests"]], ["passed", "failed"])
         self.assertIn("LAB_SEED=42", data["output"])
         self.assertIn("3/6", h.table([r]))
         line = h.gradebook_line('a "b"', [r], 42, ['note "x"'])
@@ -1206,6 +1213,310 @@ class Release(unittest.TestCase):
         self.assertTrue(found[0].startswith("renamed.cu:4-4: 3 statements in a row shaped as in question region Q9 "
                                             "of p/reference_x.cu (its lines 3-5)"), found)
         self.assertTrue(found[1].startswith("snippet.py:2-5: 3 statements"), found)
+
+
+# ---------------------------------------------------------------- Gradescope
+
+
+def gradescope_fields(test: unittest.TestCase, data: dict) -> None:
+    """What every results.json of the harness holds, in Gradescope's format: the
+    top level's fields, a status where a row is passed or failed, and max_scores
+    that add up to exactly the points the code can earn (bonus questions 0)."""
+    test.assertEqual(set(data), {"score", "execution_time", "output", "visibility", "stdout_visibility", "tests"})
+    test.assertIsInstance(data["execution_time"], int)
+    test.assertEqual((data["visibility"], data["stdout_visibility"]), ("visible", "visible"))
+    for row in data["tests"]:
+        test.assertLessEqual({"name", "score", "max_score", "output", "visibility"}, set(row), row["name"])
+        test.assertIn(row.get("status", "passed"), ("passed", "failed"), row["name"])
+    total = G.max_points(h.all_questions(h.LAB).values())
+    test.assertEqual(sum(Fraction(str(row["max_score"])) for row in data["tests"]), Fraction(str(total)))
+    test.assertEqual(math.fsum(row["max_score"] for row in data["tests"]), total)
+
+
+class ExactPoints(unittest.TestCase):
+    def test_shares_add_up_to_the_points_exactly(self):
+        self.assertEqual(h.split_cents(6, {str(i): 1 for i in range(7)}),
+                         {"0": 86, "1": 86, "2": 86, "3": 86, "4": 86, "5": 85, "6": 85})
+        self.assertEqual(h.split_cents(3, {"skeleton passes": 0, "a": 1, "b": 2}),
+                         {"skeleton passes": 0, "a": 100, "b": 200})
+        self.assertEqual(h.split_cents(1, {}), {})
+        for q in h.all_questions(h.LAB).values():
+            shares = h.QuestionResult(q, {}).test_cents()
+            self.assertEqual(sum(share for _, share in shares.values()), round(q.points * 100), q.qid)
+            total = sum(q.weights.values())
+            for name, (_, share) in shares.items():  # each within a hundredth of its exact share
+                self.assertLess(abs(share - 100 * q.points * q.weights[name] / total), 1, name)
+
+    def test_points_in_thirds_are_refused(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            lab = Path(tmp)
+            (lab / "tests").mkdir()
+            (lab / "tests" / "test_part1.cpp").write_text('TEST_CASE("a", "[part1][Q1]") {}\n')
+            (lab / "tests" / "points_part1.tsv").write_text("question\tQ1\t0.333\t30\t0.5\tMerge\n")
+            with self.assertRaises(h.GradingError):
+                h.read_points(lab, "part1")
+
+    def test_a_graded_results_json_for_gradescope(self):
+        # The GPU path's writer, on a made-up grading: some tests passed, one
+        # failed, one not graded, a sanitizer error, a part that does not build.
+        results = [h.QuestionResult(q, {}) for q in h.all_questions(h.LAB).values()]
+        q1, q2, q5 = results[0], results[1], results[4]
+        names = [c.name for c in q1.question.tests if q1.question.weights[c.name]]
+        q1.outcomes = {n: h.Outcome("passed") for n in names}
+        q1.outcomes[names[-1]] = h.Outcome("failed", "wrong results: index 3")
+        q2.outcomes = {c.name: h.Outcome("passed") for c in q2.question.tests}
+        large = next(c.name for c in q2.question.tests if c.large)
+        q2.outcomes[large] = h.Outcome("not-graded", "not graded: the [large] tier is off (NO_LARGE=1)")
+        q2.sanitizer = "racecheck reported 1 error in Q2's tests (logs/Q2-racecheck.log)"
+        q5.build_error = "student.cu:3: error: expected ';'"
+        data = h.results_json(results, ["a note"], 7, report="report.md and 1 figure", seconds=75.4)
+        gradescope_fields(self, data)
+        self.assertEqual(data["execution_time"], 75)
+        rows = {row["name"]: row for row in data["tests"]}
+        self.assertEqual(rows[f"Q1 {names[0]}"]["status"], "passed")
+        self.assertEqual(rows[f"Q1 {names[-1]}"]["status"], "failed")
+        self.assertNotIn("status", rows[f"Q2 {large}"])  # neither passed nor failed
+        self.assertEqual(rows["Q2 compute-sanitizer"]["status"], "failed")
+        self.assertTrue(all(row["status"] == "failed" and "does not compile" in row["output"]
+                            for name, row in rows.items() if name.startswith("Q5 ")))
+        report = rows["Report (Q2, Q3, Q7): graded by a person, not here"]
+        self.assertEqual((report["status"], report["max_score"]), ("passed", 0))
+        self.assertIn("report.md and 1 figure", report["output"])
+        # the rows of a question add up to its score, exactly
+        self.assertEqual(sum(Fraction(str(row["score"])) for n, row in rows.items() if n.startswith("Q1 ")),
+                         Fraction(str(q1.score)))
+        self.assertEqual(data["score"], round(sum(r.score for r in results), 4))
+        none = h.results_json(results, [], 7)
+        self.assertEqual(none["tests"][-1]["status"], "failed")
+        self.assertIn("none handed in", none["tests"][-1]["output"])
+
+
+class GpuListed(unittest.TestCase):
+    def listed(self, script: str):
+        with tempfile.TemporaryDirectory() as tmp:
+            smi = Path(tmp) / "nvidia-smi"
+            smi.write_text("#!/bin/sh\n" + script)
+            smi.chmod(0o755)
+            with mock.patch.dict(os.environ, {"PATH": f"{tmp}:{os.environ['PATH']}"}):
+                return G.gpu_listed()
+
+    def test_nvidia_smi_is_asked_before_anything_is_built(self):
+        self.assertEqual(self.listed("echo 'GPU 0: NVIDIA H200 (UUID: GPU-aaaa)'"),
+                         (True, "GPU 0: NVIDIA H200 (UUID: GPU-aaaa)"))
+        ok, why = self.listed("echo 'NVIDIA-SMI has failed because it could not communicate with the driver' >&2\n"
+                              "exit 9")
+        self.assertFalse(ok)
+        self.assertIn("could not communicate with the driver", why)
+        with mock.patch.object(G.shutil, "which", return_value=None):
+            self.assertEqual(G.gpu_listed(), (False, "no NVIDIA driver: nvidia-smi is not installed"))
+
+
+class AutograderRouting(unittest.TestCase):
+    """cmd_autograder's choice, without a GPU: where one is listed it grades
+    through make grade's own path (grade_probed); where the autograder
+    fails, the student still gets a results.json that says so."""
+
+    def run_autograder(self, root: Path, **patches) -> int:
+        with mock.patch.multiple(G, say=mock.DEFAULT, **patches):
+            return G.main(["autograder", "--root", str(root)])
+
+    def layout(self, tmp: str) -> Path:
+        root = Path(tmp)
+        (root / "submission").mkdir()
+        (root / "submission" / "report.md").write_text("# my report\n")
+        return root
+
+    def test_with_a_gpu_it_grades_as_make_grade_does(self):
+        seen = {}
+
+        def grade_probed(submission, out, base, opts, student, gpu):
+            seen.update(submission=submission, base=base, gpu=gpu)
+            results = [h.QuestionResult(q, {}) for q in h.all_questions(h.LAB).values()]
+            G.write_outputs(out, student, results, [], opts.seed, report=G.take_report(submission, out), seconds=3)
+            return 0
+
+        with tempfile.TemporaryDirectory() as tmp:
+            root = self.layout(tmp)
+            real_which = shutil.which
+
+            def which(tool, *args, **kwargs):  # a CUDA toolkit for the autograder's own question only
+                return "/usr/local/cuda/bin/nvcc" if tool == "nvcc" and not args and not kwargs \
+                    else real_which(tool, *args, **kwargs)
+
+            with mock.patch.object(G.shutil, "which", side_effect=which), \
+                    mock.patch.object(G.Options, "unsandboxed", return_value=""):
+                status = self.run_autograder(root, gpu_listed=lambda: (True, "GPU 0: NVIDIA H200"),
+                                             prepare_base=lambda base, opts, log: base,
+                                             probe_gpu=lambda base, env, opts=None: (True, "GPU: NVIDIA H200", 1),
+                                             grade_probed=grade_probed)
+            data = json.loads((root / "results" / "results.json").read_text())
+            self.assertTrue((root / "results" / "lab" / "report" / "report.md").is_file())
+        self.assertEqual(status, 0)
+        self.assertEqual((seen["submission"], seen["base"], seen["gpu"]),
+                         (root / "submission", root / "lab-base", "GPU: NVIDIA H200"))
+        gradescope_fields(self, data)
+        self.assertNotIn(h.PROVISIONAL, data["output"])
+        self.assertEqual(data["tests"][-1]["status"], "passed")
+
+    def test_an_autograder_that_fails_says_so_and_acknowledges_the_report(self):
+        def broken(*args, **kwargs):
+            raise OSError("no space left on device")
+
+        with tempfile.TemporaryDirectory() as tmp:
+            root = self.layout(tmp)
+            status = self.run_autograder(root, gpu_listed=lambda: (False, "no NVIDIA driver"),
+                                         prepare_emulated_base=broken)
+            data = json.loads((root / "results" / "results.json").read_text())
+        self.assertEqual(status, 3)
+        self.assertEqual(data["score"], 0)
+        self.assertIn("could not check this submission (no space left on device)", data["output"])
+        self.assertIn("report: report.md", data["output"])
+        self.assertEqual(data["tests"][-1]["status"], "passed")
+
+
+class GradescopeEmulated(unittest.TestCase):
+    """make gradescope's zip in Gradescope's layout, in a temporary root
+    (AUTOGRADER_ROOT), without a GPU: setup.sh (installing nothing) builds the
+    emulated base once, then run_autograder gives each submission provisional
+    feedback. Part 1 only, to keep it short (a full emulated run takes a few
+    minutes of build and tests on 2 cores)."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory()
+        cls.root = Path(cls.tmp.name) / "autograder"
+        source = cls.root / "source"
+        source.mkdir(parents=True)
+        archive = Path(cls.tmp.name) / "autograder.zip"
+        with mock.patch.object(G, "say"):
+            G.main(["gradescope", "--out", str(archive)])
+        zipfile.ZipFile(archive).extractall(source)
+        cls.env = {**os.environ, "AUTOGRADER_ROOT": str(cls.root), "AUTOGRADER_NO_INSTALL": "1"}
+        cls.env.pop("MAKEFLAGS", None)
+        cls.setup = subprocess.run(["bash", str(source / "setup.sh"), "--parts", "part1", "--gpu-base", "0"],
+                                   env=cls.env, capture_output=True, text=True, timeout=1800)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def submit(self, files: dict[str, bytes]) -> tuple[dict, str]:
+        self.assertEqual(self.setup.returncode, 0, self.setup.stdout[-2000:] + self.setup.stderr[-2000:])
+        submission = self.root / "submission"
+        shutil.rmtree(submission, ignore_errors=True)
+        for rel, content in files.items():
+            (submission / rel).parent.mkdir(parents=True, exist_ok=True)
+            (submission / rel).write_bytes(content)
+        run = subprocess.run(["bash", str(self.root / "source" / "run_autograder"), "--parts", "part1",
+                              "--feedback-only", "1"], cwd=self.root, env=self.env, capture_output=True, text=True,
+                             timeout=1800)
+        self.assertEqual(run.returncode, 0, run.stdout[-2000:] + run.stderr[-2000:])
+        data = json.loads((self.root / "results" / "results.json").read_text())
+        gradescope_fields(self, data)
+        self.assertEqual(data["score"], 0)
+        self.assertTrue(all(row["score"] == 0 for row in data["tests"]))
+        self.assertTrue(data["output"].startswith(h.PROVISIONAL))
+        self.assertIn("is not your grade: your grade comes from a grading of your final submission on a GPU after "
+                      "the deadline", data["output"])
+        return data, run.stdout
+
+    def rows(self, data: dict) -> dict[str, dict]:
+        return {row["name"].split(" ")[0]: row for row in data["tests"]}
+
+    def test_the_untouched_skeleton_and_a_report(self):
+        skeleton = (h.LAB / "part1_merge_path" / "student.cu").read_bytes()
+        data, _ = self.submit({"lab/part1_merge_path/student.cu": skeleton,
+                               "lab/report.md": b"# Report\n\n![grid](fig/grid.png)\n", "lab/fig/grid.png": b"png"})
+        rows = self.rows(data)
+        self.assertEqual(rows["Q1"]["status"], "failed")
+        q1 = h.all_questions(h.LAB)["Q1"]
+        emulated = [c for c in q1.tests if not c.large]
+        passed = sum(q1.weights[c.name] == 0 for c in emulated)  # the argument refusals: given code
+        self.assertEqual(rows["Q1"]["name"], f"Q1 {q1.title}: {passed}/{len(emulated)} pass emulated (provisional)")
+        self.assertIn("First failure: ", rows["Q1"]["output"])
+        self.assertIn("  passed  mergeSmallMany refuses bad sizes and counts", rows["Q2"]["output"])
+        self.assertIn("Not emulated: 1 test past 2^31 elements", rows["Q2"]["output"])
+        self.assertNotIn("status", rows["Q3"])  # Part 2: not checked in this run
+        self.assertEqual(rows["Report"]["status"], "passed")
+        self.assertIn("report: report.md and 1 figure", data["output"])
+        self.assertEqual((self.root / "results" / "lab" / "report" / "fig" / "grid.png").read_bytes(), b"png")
+
+    @unittest.skipUnless((h.LAB / "part1_merge_path" / "reference.cu").exists(), "a student copy has no reference")
+    def test_the_reference_handed_in_as_a_students_files(self):
+        import faults as F
+
+        files = {rel: text.encode() for rel, text in F.reference_submission(h.LAB).items()}
+        data, _ = self.submit({**files, "report.pdf": b"%PDF-1.4\n"})
+        rows = self.rows(data)
+        for qid in ("Q1", "Q2"):
+            self.assertEqual(rows[qid]["status"], "passed", rows[qid]["output"])
+            self.assertNotIn("FAILED", rows[qid]["output"])
+        self.assertIn("tests pass on the CPU emulator", rows["Q1"]["output"])
+        self.assertEqual(rows["Report"]["status"], "passed")
+        self.assertIn("report: report.pdf", data["output"])
+
+    def test_a_part_that_does_not_compile_and_no_report(self):
+        skeleton = (h.LAB / "part1_merge_path" / "student.cu").read_text()
+        data, _ = self.submit({"part1_merge_path/student.cu": (skeleton + "\nint broken(\n").encode()})
+        rows = self.rows(data)
+        self.assertEqual(rows["Q1"]["status"], "failed")
+        self.assertIn("Does not compile for the emulator (g++):", rows["Q1"]["output"])
+        self.assertIn("student.cu", rows["Q1"]["output"])
+        self.assertEqual(rows["Report"]["status"], "failed")
+        self.assertIn("report: none handed in", data["output"])
+
+
+class Scores(unittest.TestCase):
+    def test_scores_csv_matches_the_roster_by_submission_email_or_sid(self):
+        questions = list(h.all_questions(h.LAB).values())
+        full = [h.QuestionResult(q, {c.name: h.Outcome("passed") for c in q.tests}) for q in questions]
+        with tempfile.TemporaryDirectory() as tmp:
+            grades = Path(tmp)
+            records = G.Records(grades)
+            q1_only = full[:1] + [h.QuestionResult(q, {}) for q in questions[1:]]
+            for student, results in (("submission_11", full), ("Bob@Uni.edu", q1_only)):
+                records.add({"student": student, "score": round(sum(r.score for r in results), 4),
+                             "gradebook": h.gradebook_line(student, results, 1, [])})
+            roster = grades / "roster.csv"
+            roster.write_text("First Name,Last Name,SID,Email,Submission\n"
+                              "Ann,Lee,111,ann@uni.edu,submission_11\n"
+                              "Ben,Lee,112,ben@uni.edu,submission_11\n"  # a group of two
+                              "Bob,Ray,113,bob@uni.edu,\n"
+                              "Cy,Ng,114,cy@uni.edu,\n")
+            students = [("submission_11", None), ("Bob@Uni.edu", None), ("dan", None)]
+            with mock.patch.object(G, "say") as said:
+                G.write_gradebook(grades, students, records.records, roster=roster)
+            rows = list(csv.reader((grades / "scores.csv").read_text().splitlines()))
+            self.assertEqual(rows[0], G.SCORES_HEADER)
+            top, most = f"{sum(r.score for r in full):g}", f"{G.max_points(questions):g}"
+            q1 = f"{questions[0].points:g}"
+            self.assertEqual(rows[1:], [["Ann Lee", "ann@uni.edu", "111", top, most, "submission_11"],
+                                        ["Ben Lee", "ben@uni.edu", "112", top, most, "submission_11"],
+                                        ["Bob Ray", "bob@uni.edu", "113", q1, most, "Bob@Uni.edu"],
+                                        ["Cy Ng", "cy@uni.edu", "114", "", most, ""],
+                                        ["dan", "", "", "", most, "dan"]])
+            warnings = " ".join(c.args[0] for c in said.call_args_list)
+            self.assertIn("no submission for Cy Ng", warnings)
+            self.assertIn("dan: not in the roster", warnings)
+            # the same from the gradebook alone, afterwards (scores)
+            (grades / "scores.csv").unlink()
+            with mock.patch.object(G, "say"):
+                self.assertEqual(G.main(["scores", "--gradebook", str(grades / "gradebook.csv"), "--roster",
+                                         str(roster)]), 0)
+            self.assertEqual(list(csv.reader((grades / "scores.csv").read_text().splitlines())), rows)
+            # without a roster: a row per submission, the email where the name is one
+            with mock.patch.object(G, "say"):
+                G.main(["scores", "--gradebook", str(grades / "gradebook.csv"), "--csv", str(grades / "plain.csv")])
+            plain = list(csv.reader((grades / "plain.csv").read_text().splitlines()))
+            self.assertEqual(plain[2], ["Bob@Uni.edu", "Bob@Uni.edu", "", q1, most, "Bob@Uni.edu"])
+            self.assertEqual(plain[3][3], "")  # dan: not graded, no score rather than 0
+
+    def test_a_roster_without_email_sid_or_submission_is_refused(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            roster = Path(tmp) / "roster.csv"
+            roster.write_text("Student,Grade\nann,1\n")
+            with self.assertRaises(h.GradingError):
+                G.read_roster(roster)
 
 
 ObjectProblems = test_symbols.ObjectProblems  # the link-time checks' own tests (symbols.py) run here too
