@@ -479,7 +479,7 @@ def prepare_work(submission: Path, base: Path, work: Path) -> h.Submission:
 
 def system_include_roots() -> list[Path]:
     """Where a student's includes may come from besides the submission's copy."""
-    roots = [Path("/usr/include"), Path("/usr/lib/gcc"), Path("/usr/local/include")]
+    roots = [Path("/usr/include"), Path("/usr/lib/gcc"), Path("/usr/local/include"), *sb.toolkit_dirs()]
     nvcc = shutil.which("nvcc")
     if nvcc:
         roots.append(Path(nvcc).resolve().parent.parent)

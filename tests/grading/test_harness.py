@@ -755,6 +755,22 @@ class Includes(unittest.TestCase):
     def test_a_missing_dependency_file_is_a_problem(self):
         self.assertTrue(h.include_problems(Path("/nonexistent.d"), Path("/tmp"), []))
 
+    def test_the_headers_of_the_toolkit_in_use_are_system_headers_wherever_it_lies(self):
+        from unittest import mock
+        with tempfile.TemporaryDirectory() as tmp:
+            kit = Path(tmp) / "cuda-12.4"
+            (kit / "bin").mkdir(parents=True)
+            (kit / "bin" / "nvcc").write_text("#!/bin/sh\n")
+            (kit / "bin" / "nvcc").chmod(0o755)
+            work = Path(tmp) / "work"
+            work.mkdir()
+            dep = work / "student.d"
+            dep.write_text(f"student.o : student.cu {kit}/bin/../include/cuda_runtime.h {tmp}/elsewhere.h\n")
+            with mock.patch.dict(os.environ, {"NVCC": str(kit / "bin" / "nvcc")}):
+                roots = G.system_include_roots()
+            self.assertIn(kit.resolve(), roots)
+            self.assertEqual(h.include_problems(dep, work, roots), [f"{tmp}/elsewhere.h"])
+
 
 @unittest.skipUnless(G.sb.Sandbox().available, "no sandbox can start on this machine: " + G.sb.Sandbox().why)
 class Sandbox(unittest.TestCase):
@@ -790,6 +806,24 @@ class Sandbox(unittest.TestCase):
                             f"try:\n    open({str(victim)!r}, 'w').write('forged')\nexcept OSError:\n    pass\n")
         self.assertEqual(o.status, "passed", o.message)
         self.assertEqual(victim.read_text(), "true results")
+
+    def test_the_cuda_toolkit_in_use_is_shown_read_only_and_nothing_beside_it(self):
+        # A toolkit outside the system's folders (unpacked without root, or
+        # PyPI's wheels): a build inside must find it, and see nothing more.
+        from unittest import mock
+        with tempfile.TemporaryDirectory() as kit_dir:
+            kit = Path(kit_dir) / "cuda-12.4"
+            (kit / "bin").mkdir(parents=True)
+            (kit / "bin" / "nvcc").write_text("#!/bin/sh\n")
+            (kit / "bin" / "nvcc").chmod(0o755)
+            (Path(kit_dir) / "beside.txt").write_text("not the toolkit's")
+            nvcc, beside = str(kit / "bin" / "nvcc"), str(Path(kit_dir) / "beside.txt")
+            with mock.patch.dict(os.environ, {"NVCC": nvcc}):
+                o = self.passes(f"assert os.path.exists({nvcc!r})\n"
+                                f"assert not os.path.exists({beside!r})\n"
+                                f"try:\n    open({nvcc!r}, 'w').write('forged')\nexcept OSError:\n    pass\n")
+            self.assertEqual(o.status, "passed", o.message)
+            self.assertEqual((kit / "bin" / "nvcc").read_text(), "#!/bin/sh\n")
 
     def test_a_daemon_it_leaves_is_killed_with_it(self):
         marker = self.dir / "out" / "daemon-alive"
