@@ -1457,6 +1457,9 @@ class GradescopeEmulated(unittest.TestCase):
     def rows(self, data: dict) -> dict[str, dict]:
         return {row["name"].split(" ")[0]: row for row in data["tests"]}
 
+    # Only where the lab's student.cu is the skeleton for sure: in a student's
+    # own copy it may be solved (the GitHub workflow runs these tests there).
+    @unittest.skipUnless((h.LAB / "part1_merge_path" / "reference.cu").exists(), "a student copy's student.cu may be solved")
     def test_the_untouched_skeleton_and_a_report(self):
         skeleton = (h.LAB / "part1_merge_path" / "student.cu").read_bytes()
         data, _ = self.submit({"lab/part1_merge_path/student.cu": skeleton,
