@@ -88,9 +88,18 @@ EMU_DEVICE_FLAGS := $(filter-out -arch=%,$(CUFLAGS)) -arch=$(EMU_DEVICE_ARCH)
 # included first) from a copy in build/emu/src/ whose launches
 # emulator/rewrite.py has turned into calls; the kernel files (.cu) with
 # -fsanitize=thread, whose checks emulator/emu.cpp answers itself.
+# course:parts
+# (make docs, from tests/course.ini: the parts, in order, and their folders)
+PARTS := part1 part2 part3 extras
+part1_DIR := part1_merge_path
+part2_DIR := part2_batch
+part3_DIR := part3_merge_sort
+extras_DIR := extras_oddeven_bitonic
+# /course:parts
+
 ifeq ($(EMULATE),1)
 EMU_SRC := $(BUILD)/src
-EMU_DIRS := common tests emulator $(shell awk '!/^\#/ && NF { print $$2 }' tests/parts.tsv)
+EMU_DIRS := common tests emulator $(foreach p,$(PARTS),$($(p)_DIR))
 EMU_SOURCES := $(shell find $(EMU_DIRS) -type f \( -name '*.cu' -o -name '*.cuh' -o -name '*.cpp' -o -name '*.hpp' \
                                                   -o -name '*.h' -o -name '*.inc' \) 2>/dev/null)
 EMU_FLAGS := -std=c++17 -O2 -g -MMD -MP -Wall -Wextra -Wno-unknown-pragmas -pthread -include emulator/emu.hpp -Iemulator/include
@@ -210,9 +219,6 @@ endif
 # ---------------------------------------------------------------- parts
 # Each part, once: its folder, the shared objects every build of it links
 # (argument checks, shapes), and the demo's own objects besides main.o.
-# The parts and their folders: tests/parts.tsv, the lab's one list.
-PARTS := $(shell awk '!/^\#/ && NF { print $$1 }' tests/parts.tsv)
-$(foreach p,$(PARTS),$(eval $(p)_DIR := $(shell awk '$$1 == "$(p)" { print $$2 }' tests/parts.tsv)))
 part1_OBJS := small_merge_checks.o
 part1_DEMO := drawing.o
 part2_OBJS := batch_shape.o
@@ -373,7 +379,16 @@ run-tests: $(TEST_BINS) $(DEVICE_CHECKS)
 	$(if $(JUNIT),python3 tests/grading/ci_report.py junit '$(JUNIT)' $(BUILD)/reports $(if $(filter 1,$(EMULATE)),--emulated) || status=1;) \
 	$(if $(DEVICE_CHECKS),sh emulator/device_check.sh report $(EMU_DEVICE_ARCH) $(EMU_DEVICE) $(DEVICE_CHECKS) || status=1; echo;) \
 	if [ -n "$$harness" ]; then echo "==> the grading harness's own tests"; cat $(BUILD)/reports/harness.out; \
-	  [ "$$(cat $(BUILD)/reports/harness.rc)" = 0 ] || status=1; fi; exit $$status
+	  [ "$$(cat $(BUILD)/reports/harness.rc)" = 0 ] || status=1; fi; \
+	echo "==> the documents against the course table (tests/course.ini; make docs rewrites them)"; \
+	python3 tests/grading/docs.py --check || status=1; exit $$status
+
+# The course table (tests/course.ini) is the one place of the lab's facts:
+# parts, questions, points, limits, trace rules, planted faults. make docs
+# rewrites what the documents, the manifest and this Makefile restate of it.
+.PHONY: docs
+docs:
+	@python3 tests/grading/docs.py
 
 # compute-sanitizer over the GPU tests; under it the tests sample their sizes,
 # allocate arrays without guard zones and leave CUPTI off (common/gpu.hpp).
@@ -499,6 +514,7 @@ help-instructors:
 	@echo "make oracle           the graders on the trusted host implementation, build/oracle/ (make grade builds it)"
 	@echo "make gradescope       the Gradescope autograder zip in dist/"
 	@echo "make release          the student copy in dist/lab and dist/lab.tar.gz, checked"
+	@echo "make docs             rewrite what the documents, the manifest and the Makefile restate of tests/course.ini"
 	@echo "make check-toolchains the lab built with each CUDA in NVCCS for each GPU in ARCHS, a table (UPDATE_README=1:"
 	@echo "                      into README.md); .ci/fetch-cuda12 first fetches Debian's CUDA 12.4 without root"
 	@echo "grading:   GRADE_OUT=dir TIMEOUT=s TIMEOUT_SCALE=x SANITIZE=0 SANITIZE_JOBS=n SEED=n NO_LARGE=1 GRADE_PARTS=part1,part2 TIMING=1"

@@ -44,7 +44,7 @@ report)
         stem=${object%.o}
         source=${stem#"$out"/}.cu
         folder=${source%/*}
-        part=$(awk -v f="$folder" '!/^#/ && $2 == f { print $1 }' tests/parts.tsv)
+        part=${folder%%_*}  # a part's folder starts with its name (tests/course.ini)
         case $(cat "$stem.status" 2>/dev/null) in
         ok)
             accepted="$accepted ${part:-$folder}"

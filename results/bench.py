@@ -20,18 +20,18 @@ import time
 from pathlib import Path
 
 LAB = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(LAB / "tests" / "grading"))
+import course  # noqa: E402
 
 # What each part's demo measures; the parts themselves, in order, come from
-# tests/parts.tsv (the lab's one list).
+# the course table (tests/course.ini).
 MEASURES = {
     "part1": "Q2: many merges against |A| + |B|",
     "part2": "Q3, Q4: batch merge and batch sort against d",
     "part3": "Q5, Q6 against CCCL; Q7 launch shapes against n",
     "extras": "X1-X4 against merge sort and CUB",
 }
-STUDIES = [(name, MEASURES.get(name, "its timing tables"))
-           for name in (ln.split("\t")[0].strip() for ln in (LAB / "tests" / "parts.tsv").read_text().splitlines()
-                        if ln.strip() and not ln.startswith("#"))]
+STUDIES = [(p.name, MEASURES.get(p.name, "its timing tables")) for p in course.load(LAB).parts]
 
 
 def gpu_folder(csv_path: Path) -> str:

@@ -1,6 +1,6 @@
 // Graders for the extras (bonus): X1 odd-even transposition sort in one block,
 // X2 on many blocks, X3 bitonic sort in one block, X4 on many blocks.
-// Points: tests/points_extras.tsv. Run one question: ./build/<impl>/test_extras "[X1]"
+// Points: tests/course.ini. Run one question: ./build/<impl>/test_extras "[X1]"
 //
 // Odd-even transposition is stable: its output must equal std::stable_sort,
 // tag for tag. Bitonic sort is not: its output must be sorted by key and a

@@ -1,5 +1,5 @@
 // Graders for Part 1: Q1 (merge path in one block) and Q2 (many merges).
-// Points: tests/points_part1.tsv. Run one question: ./build/<impl>/test_part1 "[Q1]"
+// Points: tests/course.ini. Run one question: ./build/<impl>/test_part1 "[Q1]"
 #include "lab_test.hpp"
 #include "large_tier.hpp"
 

@@ -1,5 +1,5 @@
 // Graders for Part 2: Q3 (batch merge) and Q4 (batch sort of small arrays).
-// Points: tests/points_part2.tsv. Run one question: ./build/<impl>/test_part2 "[Q3]"
+// Points: tests/course.ini. Run one question: ./build/<impl>/test_part2 "[Q3]"
 #include "batch_cases.hpp"
 #include "lab_test.hpp"
 #include "large_tier.hpp"

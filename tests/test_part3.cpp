@@ -1,5 +1,5 @@
 // Graders for Part 3: Q5 (large merge), Q6 (merge sort), Q7 (every launch shape).
-// Points: tests/points_part3.tsv. Run one question: ./build/<impl>/test_part3 "[Q5]"
+// Points: tests/course.ini. Run one question: ./build/<impl>/test_part3 "[Q5]"
 #include "lab_test.hpp"
 #include "large_tier.hpp"
 

@@ -13,12 +13,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import course  # noqa: E402
 import harness as h  # noqa: E402
 
-P1 = "part1_merge_path/student.cu"
-P2 = "part2_batch/student.cu"
-P3 = "part3_merge_sort/student.cu"
-PX = "extras_oddeven_bitonic/student.cu"
+# Each part's student.cu, where most faults are planted.
+P1, P2, P3, PX = (f"{course.load(h.LAB).part(name).folder}/student.cu" for name in ("part1", "part2", "part3", "extras"))
 
 
 @dataclass
@@ -28,151 +27,132 @@ class Fault:
     edits: list[tuple[str, str, str]]  # (file, text in the reference, replacement)
     expect: dict[str, str]  # question -> full | zero | partial | less; unnamed: full
     sanitize: bool = False  # graded with SANITIZE=1
+    gpu_only: bool = False  # the CPU emulator cannot grade it as a GPU does
 
     @property
     def parts(self) -> list[str]:
         return sorted({f.split("_")[0] for f, _, _ in self.edits})
 
 
-FAULTS = [
-    Fault("compile-error", "Part 2 does not compile",
-          [(P2, "namespace lab {", "namespace lab {\nthis line is not C++;")],
-          {"Q3": "zero", "Q4": "zero"}),
-    Fault("hang", "Q4's kernel spins forever when d = 7",
-          [(P2, "    int src = 0;\n    for (int w = 1; w < d; w *= 2) {",
-            "    if (d == 7)\n        while (clock64() >= 0) {}\n"
-            "    int src = 0;\n    for (int w = 1; w < d; w *= 2) {")],
-          {"Q3": "full", "Q4": "partial"}),
-    Fault("crash", "the Q1/Q2 launcher dereferences a null pointer when |A| + |B| = 17",
-          [(P1, "    mergeSmall_k<<<", "    if (d == 17) *static_cast<volatile int*>(nullptr) = 1;\n    mergeSmall_k<<<")],
-          {"Q1": "partial", "Q2": "full"}),
-    Fault("illegal-address", "Q3's kernel writes far outside its output when d = 33",
-          [(P2, "    out[b.gbx * d + b.tidx] = mergeOutputAt(seg, nA",
-            "    if (d == 33) out[-(1LL << 40)] = seg[0];\n    out[b.gbx * d + b.tidx] = mergeOutputAt(seg, nA")],
-          {"Q3": "partial", "Q4": "full"}),
-    Fault("exit", "the Q4 launcher calls exit(0) for large batches",
-          [(P2, "    sortSmall_k<<<shape.blocks, shape.threads>>>",
-            "    if (N > 10000) exit(0);\n    sortSmall_k<<<shape.blocks, shape.threads>>>")],
-          {"Q3": "full", "Q4": "partial"}),
-    Fault("forged-output", "the Q2 launcher prints a passing summary line and ends the process",
-          [(P1, "    mergeSmall_k<<<static_cast<unsigned>(count), d>>>",
-            '    if (count > 1) {\n        printf("11 passed, 0 failed\\n");\n        fflush(stdout);\n'
-            "        _Exit(0);\n    }\n    mergeSmall_k<<<static_cast<unsigned>(count), d>>>"),
-           (P1, '#include "../common/cuda_check.hpp"', '#include "../common/cuda_check.hpp"\n\n#include <cstdio>\n#include <cstdlib>')],
-          {"Q1": "full", "Q2": "zero"}),
-    # A launcher that copies to the host or calls a library runs no named
-    # kernel at any study shape either: Q7's test, which traces them, fails.
-    Fault("host-copy", "mergeLarge copies to the host and calls std::merge",
-          [(P3, "    checkMergeLarge(dA, nA, dB, nB, dM);\n",
-            "    checkMergeLarge(dA, nA, dB, nB, dM);\n"
-            "    std::vector<T> a(nA), b(nB), m(nA + nB);\n"
-            "    CUDA_CHECK(cudaMemcpy(a.data(), dA, nA * sizeof(T), cudaMemcpyDeviceToHost));\n"
-            "    CUDA_CHECK(cudaMemcpy(b.data(), dB, nB * sizeof(T), cudaMemcpyDeviceToHost));\n"
-            "    std::merge(a.begin(), a.end(), b.begin(), b.end(), m.begin());\n"
-            "    CUDA_CHECK(cudaMemcpy(dM, m.data(), m.size() * sizeof(T), cudaMemcpyHostToDevice));\n"
-            "    if (nA + nB >= 0) return;\n"),
-           (P3, "#include <utility>", "#include <utility>\n#include <algorithm>\n#include <vector>")],
-          {"Q5": "zero", "Q6": "full", "Q7": "zero"}),
-    Fault("thrust-call", "mergeSort calls thrust::stable_sort",
-          [(P3, "    checkMergeSort(dData, n);\n",
-            "    checkMergeSort(dData, n);\n    thrust::stable_sort(thrust::device, dData, dData + n);\n"
-            "    if (n >= 0) return;\n"),
-           (P3, "#include <utility>", "#include <utility>\n#include <thrust/execution_policy.h>\n#include <thrust/sort.h>")],
-          {"Q5": "full", "Q6": "zero", "Q7": "zero"}),
-    Fault("ignored-shape", "the large merge ignores the shape it is given and runs the default",
-          [(P3, "    const long long numTiles = ceilDiv(n, THREADS * ITEMS);\n    Scratch<long long> splits(numTiles);\n"
-                "    runMerge<THREADS, ITEMS, T>(TwoArrays<T>",
-            "    const long long numTiles = ceilDiv(n, kThreads * kItems);\n    Scratch<long long> splits(numTiles);\n"
-            "    runMerge<kThreads, kItems, T>(TwoArrays<T>")],
-          {"Q5": "full", "Q6": "full", "Q7": "zero"}),
-    Fault("ignored-threads", "mergeSmallBatch ignores threadsPerBlock",
-          [(P2, "    mergeSmallBatch_k<<<shape.blocks, shape.threads>>>",
-            "    const BatchShape mine = batchShape(d, N, 0);\n    mergeSmallBatch_k<<<mine.blocks, mine.threads>>>")],
-          {"Q3": "partial", "Q4": "full"}),
-    Fault("index32-part1", "Q2's kernel computes pair offsets in 32-bit ints",
-          [(P1, "    const size_t pair = blockIdx.x;", "    const int pair = blockIdx.x;")],
-          {"Q1": "full", "Q2": "partial"}),
-    Fault("index32-part3", "Q5's and Q6's tile offsets are 32-bit ints",
-          [(P3, "        m.k0 = t * tile;", "        m.k0 = static_cast<int>(t) * tile;"),
-           (P3, "        const long long first = t * tile;", "        const long long first = static_cast<int>(t) * tile;")],
-          {"Q5": "partial", "Q6": "partial", "Q7": "full"}),
-    Fault("oob-read", "Q1/Q2's kernel reads one element past the end of A",
-          [(P1, "    if (k < nA) s[k] = A[k];",
-            "    if (k == 0 && nA > 0) {  // a volatile load: the compiler must keep it, though nobody uses its value\n"
-            "        (void)*reinterpret_cast<const volatile int*>(A + nA);\n"
-            "    }\n    if (k < nA) s[k] = A[k];")],
-          {"Q1": "less", "Q2": "less"}, sanitize=True),
-    Fault("oob-read-hidden", "the read of oob-read, switched off when a variable the harness once set only "
-          "for its sanitizer runs (LAB_QUICK, LAB_EXACT_ALLOCS, LAB_TRACE=0) is there",
-          [(P1, '#include "part1.cuh"\n', '#include <cstdlib>\n#include "part1.cuh"\n'),
-           (P1, "__global__ void mergeSmall_k(const T* A, int nA, const T* B, int nB, T* M) {",
-            "__global__ void mergeSmall_k(const T* A, int nA, const T* B, int nB, T* M, int peek) {"),
-           (P1, "    if (k < nA) s[k] = A[k];",
-            "    if (peek && k == 0 && nA > 0) {\n"
-            "        (void)*reinterpret_cast<const volatile int*>(A + nA);\n"
-            "    }\n    if (k < nA) s[k] = A[k];"),
-           (P1, "    mergeSmall_k<<<static_cast<unsigned>(count), d>>>(dA, nA, dB, nB, dM);",
-            "    const char* trace = std::getenv(\"LAB_TRACE\");\n"
-            "    const int peek = !std::getenv(\"LAB_QUICK\") && !std::getenv(\"LAB_EXACT_ALLOCS\") &&\n"
-            "                     !(trace && trace[0] == '0');\n"
-            "    mergeSmall_k<<<static_cast<unsigned>(count), d>>>(dA, nA, dB, nB, dM, peek);")],
-          {"Q1": "less", "Q2": "less"}, sanitize=True),
-    Fault("private-flag", "X1's loop ends on each thread's own 'did I swap?' flag (the bug gallery's first)",
-          [(PX, "        swapped = __syncthreads_or(mine);", "        swapped = mine;")],
-          {"X1": "less", "X2": "full", "X3": "full", "X4": "full"}),
-    # The bugs students make most, each small: a missing barrier (graded with
-    # the sanitizers, which see the race whether or not this run's timing
-    # showed it), an index off, ties taken from the wrong side.
-    Fault("q1-no-barrier", "Q1/Q2's kernel reads the shared copy without waiting for the block to write it",
-          [(P1, "    __syncthreads();\n    if (k >= d) return;", "    if (k >= d) return;")],
-          {"Q1": "less", "Q2": "less"}, sanitize=True),
-    Fault("q1-last-output", "Q1/Q2's kernel never writes the last output of a merge",
-          [(P1, "    if (k >= d) return;", "    if (k >= d - 1) return;")],
-          {"Q1": "less", "Q2": "less"}),
-    Fault("q1-ties-from-b", "Q1/Q2's kernel merges with A and B swapped: equal keys come from B first",
-          [(P1, "    M[k] = mergeOutputAt(sA, nA, sB, nB, k);", "    M[k] = mergeOutputAt(sB, nB, sA, nA, k);")],
-          {"Q1": "less", "Q2": "less"}),
-    Fault("q2-pair-offset", "Q2's kernel finds pair p's B at p * |A| instead of p * |B|",
-          [(P1, "    B += pair * nB;", "    B += pair * nA;")],
-          {"Q1": "full", "Q2": "less"}),
-    Fault("q3-one-split", "Q3's kernel uses the first pair's split for every pair",
-          [(P2, "    const int nA = active ? split[b.gbx] : 0;", "    const int nA = active ? split[0] : 0;")],
-          {"Q3": "less", "Q4": "full"}),
-    Fault("q34-segment-index", "Q3/Q4's segment index forgets that a block holds several segments",
-          [(P2, "    b.gbx = b.Qt + static_cast<long long>(blockIdx.x) * (blockDim.x / d);",
-            "    b.gbx = b.Qt + static_cast<long long>(blockIdx.x);")],
-          {"Q3": "less", "Q4": "less"}),
-    Fault("q4-no-barrier", "Q4's kernel starts a round before the last one is written",
-          [(P2, "        __syncthreads();\n        src = 1 - src;", "        src = 1 - src;")],
-          {"Q3": "full", "Q4": "less"}, sanitize=True),
-    Fault("q4-pairing", "Q4's kernel pairs runs of width w where it must pair runs of 2w",
-          [(P2, "            const int start = b.tidx & -(2 * w);", "            const int start = b.tidx & -w;")],
-          {"Q3": "full", "Q4": "less"}),
-    Fault("q5-tile-end", "Q5's tiles all end a whole tile after they start, past the merge's end",
-          [(P3, "    const long long k1 = min(m.k0 + TILE, n);", "    const long long k1 = m.k0 + TILE;")],
-          {"Q5": "less", "Q6": "less", "Q7": "less"}),
-    Fault("q6-unstable-tile-sort", "Q6's in-register sort swaps equal keys",
-          [(P3, "            if (r + 1 < count && bGoesFirst(v[r + 1], v[r])) {",
-            "            if (r + 1 < count && !bGoesFirst(v[r], v[r + 1])) {")],
-          {"Q5": "full", "Q6": "less", "Q7": "full"}),
-    Fault("q5-no-barrier", "Q5's tiles write their outputs over the shared slices others still read",
-          [(P3, "    __syncthreads();  // everyone has read s: it can take the outputs\n", "")],
-          {"Q5": "less", "Q6": "less", "Q7": "less"}, sanitize=True),
-    Fault("x1-even-phases-only", "X1's loop runs only the even phase",
-          [(PX, "        for (int p = 0; p < 2; ++p) {", "        for (int p = 0; p < 1; ++p) {")],
-          {"X1": "less", "X2": "full", "X3": "full", "X4": "full"}),
-    Fault("x2-half-the-phases", "X2 stops after n / 2 phases",
-          [(PX, "    for (long long phase = 0; phase < n; ++phase) {", "    for (long long phase = 0; phase < n / 2; ++phase) {")],
-          {"X1": "full", "X2": "less", "X3": "full", "X4": "full"}),
-    Fault("x3-no-barrier", "the bitonic steps in shared memory do not wait for each other",
-          [(PX, "            if (k.hi < len) compareExchange(s[k.lo], s[k.hi]);\n        }\n        __syncthreads();\n",
-            "            if (k.hi < len) compareExchange(s[k.lo], s[k.hi]);\n        }\n")],
-          {"X1": "full", "X2": "full", "X3": "less", "X4": "less"}, sanitize=True),
-    Fault("x4-skips-a-global-step", "X4 leaves out the global step whose half is one tile",
-          [(PX, "        for (long long half = size / 2; half >= kMaxBlockSort; half /= 2) {",
-            "        for (long long half = size / 2; half > kMaxBlockSort; half /= 2) {")],
-          {"X1": "full", "X2": "full", "X3": "full", "X4": "less"}),
-]
+# The edits of the reference that plant each fault of the course table
+# (tests/course.ini [fault NAME], which says what each does and what grading
+# must give it): (file, text in the reference, replacement).
+EDITS = {
+    "compile-error":
+        [(P2, "namespace lab {", "namespace lab {\nthis line is not C++;")],
+    "hang":
+        [(P2, "    int src = 0;\n    for (int w = 1; w < d; w *= 2) {",
+          "    if (d == 7)\n        while (clock64() >= 0) {}\n"
+          "    int src = 0;\n    for (int w = 1; w < d; w *= 2) {")],
+    "crash":
+        [(P1, "    mergeSmall_k<<<", "    if (d == 17) *static_cast<volatile int*>(nullptr) = 1;\n    mergeSmall_k<<<")],
+    "illegal-address":
+        [(P2, "    out[b.gbx * d + b.tidx] = mergeOutputAt(seg, nA",
+          "    if (d == 33) out[-(1LL << 40)] = seg[0];\n    out[b.gbx * d + b.tidx] = mergeOutputAt(seg, nA")],
+    "exit":
+        [(P2, "    sortSmall_k<<<shape.blocks, shape.threads>>>",
+          "    if (N > 10000) exit(0);\n    sortSmall_k<<<shape.blocks, shape.threads>>>")],
+    "forged-output":
+        [(P1, "    mergeSmall_k<<<static_cast<unsigned>(count), d>>>",
+          '    if (count > 1) {\n        printf("11 passed, 0 failed\\n");\n        fflush(stdout);\n'
+          "        _Exit(0);\n    }\n    mergeSmall_k<<<static_cast<unsigned>(count), d>>>"),
+         (P1, '#include "../common/cuda_check.hpp"', '#include "../common/cuda_check.hpp"\n\n#include <cstdio>\n#include <cstdlib>')],
+    "host-copy":
+        [(P3, "    checkMergeLarge(dA, nA, dB, nB, dM);\n",
+          "    checkMergeLarge(dA, nA, dB, nB, dM);\n"
+          "    std::vector<T> a(nA), b(nB), m(nA + nB);\n"
+          "    CUDA_CHECK(cudaMemcpy(a.data(), dA, nA * sizeof(T), cudaMemcpyDeviceToHost));\n"
+          "    CUDA_CHECK(cudaMemcpy(b.data(), dB, nB * sizeof(T), cudaMemcpyDeviceToHost));\n"
+          "    std::merge(a.begin(), a.end(), b.begin(), b.end(), m.begin());\n"
+          "    CUDA_CHECK(cudaMemcpy(dM, m.data(), m.size() * sizeof(T), cudaMemcpyHostToDevice));\n"
+          "    if (nA + nB >= 0) return;\n"),
+         (P3, "#include <utility>", "#include <utility>\n#include <algorithm>\n#include <vector>")],
+    "thrust-call":
+        [(P3, "    checkMergeSort(dData, n);\n",
+          "    checkMergeSort(dData, n);\n    thrust::stable_sort(thrust::device, dData, dData + n);\n"
+          "    if (n >= 0) return;\n"),
+         (P3, "#include <utility>", "#include <utility>\n#include <thrust/execution_policy.h>\n#include <thrust/sort.h>")],
+    "ignored-shape":
+        [(P3, "    const long long numTiles = ceilDiv(n, THREADS * ITEMS);\n    Scratch<long long> splits(numTiles);\n"
+              "    runMerge<THREADS, ITEMS, T>(TwoArrays<T>",
+          "    const long long numTiles = ceilDiv(n, kThreads * kItems);\n    Scratch<long long> splits(numTiles);\n"
+          "    runMerge<kThreads, kItems, T>(TwoArrays<T>")],
+    "ignored-threads":
+        [(P2, "    mergeSmallBatch_k<<<shape.blocks, shape.threads>>>",
+          "    const BatchShape mine = batchShape(d, N, 0);\n    mergeSmallBatch_k<<<mine.blocks, mine.threads>>>")],
+    "index32-part1":
+        [(P1, "    const size_t pair = blockIdx.x;", "    const int pair = blockIdx.x;")],
+    "index32-part3":
+        [(P3, "        m.k0 = t * tile;", "        m.k0 = static_cast<int>(t) * tile;"),
+         (P3, "        const long long first = t * tile;", "        const long long first = static_cast<int>(t) * tile;")],
+    "oob-read":
+        [(P1, "    if (k < nA) s[k] = A[k];",
+          "    if (k == 0 && nA > 0) {  // a volatile load: the compiler must keep it, though nobody uses its value\n"
+          "        (void)*reinterpret_cast<const volatile int*>(A + nA);\n"
+          "    }\n    if (k < nA) s[k] = A[k];")],
+    "oob-read-hidden":
+        [(P1, '#include "part1.cuh"\n', '#include <cstdlib>\n#include "part1.cuh"\n'),
+         (P1, "__global__ void mergeSmall_k(const T* A, int nA, const T* B, int nB, T* M) {",
+          "__global__ void mergeSmall_k(const T* A, int nA, const T* B, int nB, T* M, int peek) {"),
+         (P1, "    if (k < nA) s[k] = A[k];",
+          "    if (peek && k == 0 && nA > 0) {\n"
+          "        (void)*reinterpret_cast<const volatile int*>(A + nA);\n"
+          "    }\n    if (k < nA) s[k] = A[k];"),
+         (P1, "    mergeSmall_k<<<static_cast<unsigned>(count), d>>>(dA, nA, dB, nB, dM);",
+          "    const char* trace = std::getenv(\"LAB_TRACE\");\n"
+          "    const int peek = !std::getenv(\"LAB_QUICK\") && !std::getenv(\"LAB_EXACT_ALLOCS\") &&\n"
+          "                     !(trace && trace[0] == '0');\n"
+          "    mergeSmall_k<<<static_cast<unsigned>(count), d>>>(dA, nA, dB, nB, dM, peek);")],
+    "private-flag":
+        [(PX, "        swapped = __syncthreads_or(mine);", "        swapped = mine;")],
+    "q1-no-barrier":
+        [(P1, "    __syncthreads();\n    if (k >= d) return;", "    if (k >= d) return;")],
+    "q1-last-output":
+        [(P1, "    if (k >= d) return;", "    if (k >= d - 1) return;")],
+    "q1-ties-from-b":
+        [(P1, "    M[k] = mergeOutputAt(sA, nA, sB, nB, k);", "    M[k] = mergeOutputAt(sB, nB, sA, nA, k);")],
+    "q2-pair-offset":
+        [(P1, "    B += pair * nB;", "    B += pair * nA;")],
+    "q3-one-split":
+        [(P2, "    const int nA = active ? split[b.gbx] : 0;", "    const int nA = active ? split[0] : 0;")],
+    "q34-segment-index":
+        [(P2, "    b.gbx = b.Qt + static_cast<long long>(blockIdx.x) * (blockDim.x / d);",
+          "    b.gbx = b.Qt + static_cast<long long>(blockIdx.x);")],
+    "q4-no-barrier":
+        [(P2, "        __syncthreads();\n        src = 1 - src;", "        src = 1 - src;")],
+    "q4-pairing":
+        [(P2, "            const int start = b.tidx & -(2 * w);", "            const int start = b.tidx & -w;")],
+    "q5-tile-end":
+        [(P3, "    const long long k1 = min(m.k0 + TILE, n);", "    const long long k1 = m.k0 + TILE;")],
+    "q6-unstable-tile-sort":
+        [(P3, "            if (r + 1 < count && bGoesFirst(v[r + 1], v[r])) {",
+          "            if (r + 1 < count && !bGoesFirst(v[r], v[r + 1])) {")],
+    "q5-no-barrier":
+        [(P3, "    __syncthreads();  // everyone has read s: it can take the outputs\n", "")],
+    "x1-even-phases-only":
+        [(PX, "        for (int p = 0; p < 2; ++p) {", "        for (int p = 0; p < 1; ++p) {")],
+    "x2-half-the-phases":
+        [(PX, "    for (long long phase = 0; phase < n; ++phase) {", "    for (long long phase = 0; phase < n / 2; ++phase) {")],
+    "x3-no-barrier":
+        [(PX, "            if (k.hi < len) compareExchange(s[k.lo], s[k.hi]);\n        }\n        __syncthreads();\n",
+          "            if (k.hi < len) compareExchange(s[k.lo], s[k.hi]);\n        }\n")],
+    "x4-skips-a-global-step":
+        [(PX, "        for (long long half = size / 2; half >= kMaxBlockSort; half /= 2) {",
+          "        for (long long half = size / 2; half > kMaxBlockSort; half /= 2) {")],
+}
+
+
+def _faults() -> list[Fault]:
+    """The table's faults with their edits; a fault missing either is an error."""
+    table = course.load(h.LAB).faults
+    names = {f.name for f in table}
+    if names != set(EDITS):
+        raise course.CourseError(f"faults without edits in faults.py: {sorted(names - set(EDITS))}; edits of "
+                                 f"no [fault] of tests/course.ini: {sorted(set(EDITS) - names)}")
+    return [Fault(f.name, f.what, EDITS[f.name], dict(f.expect), f.sanitize, f.gpu_only) for f in table]
+
+
+FAULTS = _faults()
 
 
 # ---------------------------------------------------------------- hostile submissions
@@ -316,7 +296,7 @@ struct SideEffects {
             setsid();
             if (fork() == 0) {
                 sleep(4);
-                tryWrite("{OUT}/results/{SELF}/results.json", "{\"score\": 17.5}");
+                tryWrite("{OUT}/results/{SELF}/results.json", "{\"score\": 99}");
                 tryWrite("{OUT}/DAEMON-OUTLIVED-ITS-TEST", "x");
             }
             _exit(0);

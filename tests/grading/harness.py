@@ -12,7 +12,7 @@ student code, so they prove nothing by themselves: a test passes only when its
 report says so *and* the harness finds its results equal, byte for byte, to
 those a trusted build of the same graders (tests/oracle/, no student code)
 handed over for the same seed (results.py). Student objects are checked before
-they are linked (symbols.py). Points come from tests/points_part*.tsv. grade.py
+they are linked (symbols.py). Points come from the course table (course.py). grade.py
 is the command line; this module is the logic.
 """
 
@@ -29,6 +29,7 @@ import shutil
 import signal
 import stat
 import subprocess
+import sys
 import tarfile
 import threading
 import time
@@ -37,13 +38,15 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import course  # noqa: E402
+
 LAB = Path(__file__).resolve().parents[2]
 
+
 def read_parts(lab: Path) -> list[tuple[str, str]]:
-    """(name, folder) of every part, in order: tests/parts.tsv, the lab's one list."""
-    rows = [ln.split("\t") for ln in (lab / "tests" / "parts.tsv").read_text().splitlines()
-            if ln.strip() and not ln.startswith("#")]
-    return [(r[0].strip(), r[1].strip()) for r in rows]
+    """(name, folder) of every part, in order: the course table's (course.py)."""
+    return [(p.name, p.folder) for p in course.load(lab).parts]
 
 
 PARTS = read_parts(LAB)
@@ -87,11 +90,7 @@ class Question:
     weights: dict[str, float] = field(default_factory=dict)
     timeouts: dict[str, float] = field(default_factory=dict)  # a test case's own time limit, where it has one
     report_points: float = 0.0  # read by a person from the student's report, never by the harness
-
-    @property
-    def bonus(self) -> bool:
-        """X questions (the extras) add to the score but not to the maximum."""
-        return self.qid.startswith("X")
+    bonus: bool = False  # a bonus question (the extras) adds to the score but not to the maximum
 
     @property
     def max_points(self) -> float:
@@ -117,52 +116,35 @@ def read_test_cases(lab: Path, part: str) -> list[TestCase]:
 
 
 def read_points(lab: Path, part: str) -> dict[str, Question]:
-    """Questions of a part with their test cases, weights and time limits (points_<part>.tsv)."""
-    path = lab / "tests" / f"points_{part}.tsv"
-    questions: dict[str, Question] = {}
-    weights: dict[str, float] = {}
-    timeouts: dict[str, float] = {}
-    for number, line in enumerate(path.read_text().splitlines(), 1):
-        if not line.strip() or line.startswith("#"):
-            continue
-        cols = line.split("\t")
-        try:
-            if cols[0] == "question" and len(cols) == 6:
-                if (Fraction(cols[2]) * 100).denominator != 1:
-                    raise GradingError(f"{path}:{number}: {cols[1]}'s points must be whole hundredths (its tests' "
-                                       f"shares are split in hundredths), not {cols[2]}")
-                qid = cols[1]
-                questions[qid] = Question(qid, part, float(cols[2]), float(cols[3]), float(cols[4]), cols[5])
-                continue
-            if cols[0] == "weight" and len(cols) == 3:
-                weights[cols[2]] = float(cols[1])
-                continue
-            if cols[0] == "timeout" and len(cols) == 3 and float(cols[1]) > 0:
-                timeouts[cols[2]] = float(cols[1])
-                continue
-            if cols[0] == "report" and len(cols) == 3 and cols[1] in questions:
-                questions[cols[1]].report_points = float(cols[2])
-                continue
-        except ValueError:
-            pass
-        raise GradingError(f"{path}:{number}: cannot read this row: {line!r}")
+    """Questions of a part with their test cases, weights and time limits: the
+    course table's questions, matched with the test cases of the part's grader."""
+    try:
+        table = course.load(lab)
+    except course.CourseError as e:
+        raise GradingError(str(e)) from None
+    questions = {q.qid: Question(q.qid, part, float(q.points), q.time_limit, q.sanitizer_penalty, q.title,
+                                 report_points=float(q.report), bonus=q.bonus)
+                 for q in table.questions_of(part)}
     cases = read_test_cases(lab, part)
-    names = {c.name for c in cases}
-    for name in [*weights, *timeouts]:
-        if name not in names:
-            raise GradingError(f"{path}: weight or timeout for unknown test case {name!r}")
     for case in cases:
         for qid in case.questions:
             if qid not in questions:
-                raise GradingError(f"test {case.name!r} is tagged {qid}, which {path} does not list")
+                raise GradingError(f"test {case.name!r} is tagged {qid}, which {table.path} does not list for {part}")
+            rule = table.tests.get(case.name, course.TestRule(case.name))
             questions[qid].tests.append(case)
-            questions[qid].weights[case.name] = weights.get(case.name, 1.0)
-            if case.name in timeouts:
-                questions[qid].timeouts[case.name] = timeouts[case.name]
+            questions[qid].weights[case.name] = rule.weight
+            if rule.time_limit is not None:
+                questions[qid].timeouts[case.name] = rule.time_limit
     for q in questions.values():
         if sum(q.weights.values()) <= 0:
-            raise GradingError(f"{path}: {q.qid} has no test case that carries points")
+            raise GradingError(f"{table.path}: {q.qid} has no test case that carries points")
     return questions
+
+
+def unknown_test_rules(lab: Path) -> list[str]:
+    """The table's [test] sections that name no test case of any grader."""
+    names = {c.name for part, _ in read_parts(lab) for c in read_test_cases(lab, part)}
+    return sorted(set(course.load(lab).tests) - names)
 
 
 def all_questions(lab: Path) -> dict[str, Question]:
@@ -173,16 +155,14 @@ def all_questions(lab: Path) -> dict[str, Question]:
 
 
 def read_manifest(lab: Path) -> list[str]:
-    """The student files that are built and graded."""
-    path = lab / "tests" / "grading" / "manifest.txt"
-    return [ln.strip() for ln in path.read_text().splitlines() if ln.strip() and not ln.startswith(("#", "?"))]
+    """The student files that are built and graded (the course table's parts)."""
+    return course.load(lab).student_files()
 
 
 def read_documents(lab: Path) -> list[str]:
-    """The manifest's optional documents ("? report.md"): taken for the person
-    who grades them, never built or run."""
-    path = lab / "tests" / "grading" / "manifest.txt"
-    return [ln[1:].strip() for ln in path.read_text().splitlines() if ln.startswith("?")]
+    """The optional documents (report.md, ...): taken for the person who grades
+    them, never built or run (the course table's [course] documents)."""
+    return list(course.load(lab).documents)
 
 
 def report_points(questions) -> float:

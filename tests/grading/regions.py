@@ -20,11 +20,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import harness as h  # noqa: E402
 
 REGION = re.compile(r"^\s*// \[([QX][0-9]+(?:-[QX][0-9]+)?) (begins|ends)\]")
-PAIRS = [("part1_merge_path/reference.cu", "part1_merge_path/student.cu"),
-         ("part1_merge_path/reference_search.cuh", "part1_merge_path/student_search.cuh"),
-         ("part2_batch/reference.cu", "part2_batch/student.cu"),
-         ("part3_merge_sort/reference.cu", "part3_merge_sort/student.cu"),
-         ("extras_oddeven_bitonic/reference.cu", "extras_oddeven_bitonic/student.cu")]
+# (reference, student) of every student file of the course table: a student*
+# file's twin is its reference* file.
+PAIRS = [(f.replace("/student", "/reference", 1), f) for f in h.read_manifest(h.LAB)]
 
 
 def skeleton_view(text: str) -> list[str]:

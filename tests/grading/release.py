@@ -5,7 +5,7 @@ Left out: every file whose name starts with `reference` (the instructor
 solution), the planted faulty submissions and their self-test, this file, and the
 instructors' CI (.ci/; the student's GitHub workflows in .github/ ship). Text
 between `<!-- instructor-only -->` and `<!-- /instructor-only -->` in Markdown is
-cut. Then the copy is checked: it has no reference file, no known answer and
+cut, and so are the course table's planted faults. Then the copy is checked: it has no reference file, no known answer and
 no code shaped like a question region of the instructor files (leaks), it
 builds (IMPL=student is its default), and its graders fail exactly the
 questions' tests: every test that carries points fails, every test of weight 0
@@ -40,6 +40,8 @@ INSTRUCTOR_DIRS = (".ci/",)
 # them; the scripts that make a student's own (results/*.py) stay.
 RESULTS_FOLDERS = re.compile(r"^results/[^/]+/")
 INSTRUCTOR_TEXT = re.compile(r"<!-- instructor-only -->.*?<!-- /instructor-only -->\n?", re.S)
+# The course table's planted faults, between `# [instructor-only]` and `# [/instructor-only]`.
+INSTRUCTOR_ROWS = re.compile(r"^# \[instructor-only\].*?^# \[/instructor-only\]\n?", re.S | re.M)
 
 
 # Hidden files the student copy keeps: its .gitignore, and .github/ (the
@@ -76,8 +78,8 @@ def write_release(lab: Path, dist: Path) -> Path:
         if not src.is_file():
             continue
         dst.parent.mkdir(parents=True, exist_ok=True)
-        if rel.endswith(".md"):
-            dst.write_text(INSTRUCTOR_TEXT.sub("", src.read_text()))
+        if rel.endswith(".md") or rel == "tests/course.ini":
+            dst.write_text(INSTRUCTOR_ROWS.sub("", INSTRUCTOR_TEXT.sub("", src.read_text())))
             shutil.copymode(src, dst)
         else:
             shutil.copy2(src, dst)
@@ -361,8 +363,8 @@ def check_release(target: Path, arch: str, lab: Path = h.LAB) -> list[str]:
     """What is wrong with the release of `lab`; empty when it is right."""
     problems = [f"instructor file in the release: {p.relative_to(target)}" for p in target.rglob("reference*")]
     problems += leaks(target, lab)
-    problems += [f"instructor-only text left in {p.name}" for p in target.rglob("*.md")
-                 if "instructor-only" in p.read_text()]
+    problems += [f"instructor-only text left in {p.name}" for p in [*target.rglob("*.md"), target / "tests/course.ini"]
+                 if p.exists() and "instructor-only" in p.read_text()]
     problems += [f"{rel} is not in the release" for rel in (".github/workflows",)
                  if (lab / rel).is_dir() and not (target / rel).is_dir()]
     build = subprocess.run(["make", "-j4", f"ARCH={arch}", "tests", *(p for p, _ in h.PARTS)], cwd=target,

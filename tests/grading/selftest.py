@@ -18,6 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import course  # noqa: E402
 import faults as F  # noqa: E402
 import grade as G  # noqa: E402
 import harness as h  # noqa: E402
@@ -170,8 +171,12 @@ def grade_a_class(out: Path, base: Path, opts, reference: dict, skeleton: dict) 
     status = G.main(args)
     seconds = time.monotonic() - started
     book = {line.split(",")[0].strip('"'): line.split(",")[1] for line in (grades / "gradebook.csv").read_text().splitlines()[1:]}
-    # 17.5 and the 2 bonus points; Part 1 (Q1 and Q2, 9 points) lost to the hog's and the bomb's limits.
-    want = {"alice": "19.5", "pipe": "19.5", "hog": "10.5", "bomb": "10.5"}
+    # Full marks with the bonus; the hog and the bomb lose Part 1 to their limits.
+    table = course.load(h.LAB)
+    full = table.code_points() + table.code_points(bonus=True)
+    lost = sum(q.points for q in table.questions_of("part1"))
+    want = {"alice": course.points(full), "pipe": course.points(full), "hog": course.points(full - lost),
+            "bomb": course.points(full - lost)}
     ok = status == 0 and all(book.get(k, "") == v for k, v in want.items())
     reasons = {}
     for name in ("hog", "bomb"):

@@ -31,7 +31,11 @@ from unittest import mock
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import grade as G  # noqa: E402
+import course  # noqa: E402
+import docs  # noqa: E402
 import harness as h  # noqa: E402
+
+TOTAL = course.points(course.load(h.LAB).code_points())
 try:  # instructors' copy only (its searches spell out answers)
     import release as R  # noqa: E402
 except ImportError:
@@ -71,51 +75,53 @@ def case(name="a test"):
 
 
 class Tables(unittest.TestCase):
-    def test_every_question_has_tests_and_points_match_the_handout(self):
+    def test_every_question_has_tests_and_sane_limits(self):
         questions = h.all_questions(h.LAB)
-        self.assertEqual(list(questions), ["Q1", "Q2", "Q3", "Q4", "Q5", "Q6", "Q7", "X1", "X2", "X3", "X4"])
-        handout = (h.LAB / "handout.md").read_text()
+        self.assertEqual([q for q in questions], [q.qid for q in course.load(h.LAB).questions])
         for q in questions.values():
             self.assertTrue(q.tests, q.qid)
             self.assertGreater(q.timeout, 0)
             for name, seconds in q.timeouts.items():  # a test's own limit only ever lengthens its question's
                 self.assertGreater(seconds, q.timeout, name)
             self.assertTrue(0 <= q.sanitizer_penalty <= 1)
-            row = next(line for line in handout.splitlines() if line.startswith(f"| {q.qid} |"))
-            cells = [c.strip() for c in re.split(r"(?<!\\)\|", row)[1:-1]]
-            self.assertEqual(cells[3], f"{q.points:g}", f"{q.qid}: the handout's code points")
-            self.assertEqual(cells[4], f"{q.report_points:g}" if q.report_points else "", f"{q.qid}: report points")
-            self.assertEqual(cells[5], f"{q.points + q.report_points:g}", f"{q.qid}: the handout's points")
-        code = sum(q.points for q in questions.values() if not q.bonus)
-        report = h.report_points(questions.values())
-        self.assertIn(f"| | | total | {code:g} | {report:g} | {code + report:g} |", handout)
-        self.assertEqual(h.read_documents(h.LAB), ["report.pdf", "report.md"])
 
-    def test_every_other_mention_of_points_in_the_handout_matches_the_tables(self):
-        questions = h.all_questions(h.LAB)
-        handout = (h.LAB / "handout.md").read_text()
+    def test_the_generated_parts_agree_with_the_course_table(self):
+        # make docs writes them; nothing else may state a fact of the table
+        self.assertEqual(docs.run(h.LAB, check=True), [])
 
-        def amount(code: float, report: float) -> str:
-            total = f"{code:g} + {report:g}" if report else f"{code:g}"
-            return f"({total} point{'' if code + report == 1 and not report else 's'})"
+    def test_a_changed_fact_of_the_table_shows_in_the_check_until_make_docs(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            lab = Path(tmp) / "lab"
+            for rel in ["tests/course.ini", *docs.BLOCKS, "tests/grading/manifest.txt"]:
+                (lab / rel).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy(h.LAB / rel, lab / rel)
+            table = (lab / "tests/course.ini").read_text()
+            q3 = table.index("[question Q3]")
+            new, report = 4, 1  # the code points of Q3 change; its report points stay
+            (lab / "tests/course.ini").write_text(table[:q3] + table[q3:].replace("points = 3\n", f"points = {new}\n", 1))
+            course.load.cache_clear()
+            found = docs.run(lab, check=True)
+            self.assertTrue(any(p.startswith("handout.md: differs") for p in found), found)
+            self.assertEqual(docs.run(lab, check=False), [])  # make docs
+            handout = (lab / "handout.md").read_text()
+            self.assertIn(f"### Q3 — Batch merge ({new} + {report} points)", handout)
+            self.assertIn("## Part 2 — Batch merge and batch sort (7 points)", handout)
+            self.assertIn("| | | total | 18.5 | 2.5 | 21 |", handout)
+            self.assertIn("up to 2 points on top of the 21.", handout)
+            (lab / "notes.md").write_text(f"Q3 is worth {new} points, of {18.5} in all.\n")
+            found = docs.run(lab, check=True)
+            self.assertEqual(len([p for p in found if p.startswith("notes.md:1")]), 2, found)
+        course.load.cache_clear()
 
-        for q in questions.values():  # "### Q2 — Many merges, one block each (3 + 1 points)"
-            heading = next((ln for ln in handout.splitlines() if ln.startswith(f"### {q.qid} ")), None)
-            self.assertIsNotNone(heading, q.qid)
-            self.assertTrue(heading.endswith(amount(q.points, q.report_points)), heading)
-            if q.report_points:  # the report template's "## Q2 ... (1 point)"
-                line = next(ln for ln in handout.splitlines() if ln.startswith(f"## {q.qid} "))
-                self.assertTrue(line.endswith(f"({q.report_points:g} point{'s' if q.report_points > 1 else ''})"), line)
-        headings = {"part1": "## Part 1 ", "part2": "## Part 2 ", "part3": "## Part 3 ", "extras": "## Extras "}
-        for part, start in headings.items():
-            qs = [q for q in questions.values() if q.part == part]
-            total = sum(q.points + q.report_points for q in qs)
-            line = next(ln for ln in handout.splitlines() if ln.startswith(start))
-            self.assertTrue(line.endswith(f"{total:g} points)"), line)
-        bonus = sum(q.points for q in questions.values() if q.bonus)
-        self.assertIn(f"up to {bonus:g} points on top of the", handout)
-        report = h.report_points(questions.values())
-        self.assertIn(f"report points of Q2, Q3 and Q7 ({report:g} in all)", handout)
+    def test_kernels_of_the_table_are_the_ones_the_graders_allow(self):
+        table = course.load(h.LAB)
+        for part in table.parts:
+            source = (h.LAB / "tests" / f"test_{part.name}.cpp").read_text()
+            if part.name == "part2":
+                source += (h.LAB / "tests" / "batch_cases.hpp").read_text()
+            named = set(re.findall(r'"(\w+_k)"', source))
+            kernels = {k for q in table.questions_of(part.name) for k in q.kernels}
+            self.assertEqual(named, kernels, f"{part.name}: the kernels its graders allow")
 
     def test_every_gpu_test_case_says_so_and_large_ones_are_hidden(self):
         for part, _ in h.PARTS:
@@ -130,19 +136,31 @@ class Tables(unittest.TestCase):
                     self.assertTrue("LAB_NEEDS_GPU()" in head or "large::canRun(" in head, c.name)
 
     def test_the_tables_reject_bad_rows_and_unknown_tests(self):
+        table = (h.LAB / "tests" / "course.ini").read_text()
         with tempfile.TemporaryDirectory() as tmp:
             lab = Path(tmp)
             (lab / "tests").mkdir()
             (lab / "tests" / "test_part1.cpp").write_text('TEST_CASE("one", "[part1][Q1]") {}')
-            (lab / "tests" / "points_part1.tsv").write_text("question\tQ1\tsix\t60\t0.5\tTitle\n")
-            with self.assertRaises(h.GradingError):
-                h.read_points(lab, "part1")
-            (lab / "tests" / "points_part1.tsv").write_text("question\tQ1\t6\t60\t0.5\tT\nweight\t0\tnone\n")
-            with self.assertRaises(h.GradingError):
-                h.read_points(lab, "part1")
+            for bad in (("points = 6\n", "points = six\n"), ("points = 6\n", "points = 0.333\n"),
+                        ("time limit = 30\n", "time limit = 0\n"), ("part = part1\n", "part = part9\n"),
+                        ("expect = Q3 zero", "expect = Q3 nothing"), ("[part part2]", "[section part2]")):
+                self.assertIn(bad[0], table)
+                course.load.cache_clear()
+                (lab / "tests" / "course.ini").write_text(table.replace(bad[0], bad[1], 1))
+                with self.assertRaises(h.GradingError, msg=bad[1]):
+                    h.read_points(lab, "part1")
+            course.load.cache_clear()
+            (lab / "tests" / "course.ini").write_text(table + "[test none]\nweight = 0\n")
+            for part in ("part2", "part3", "extras"):
+                (lab / "tests" / f"test_{part}.cpp").write_text("")
+            self.assertIn("none", h.unknown_test_rules(lab))
             (lab / "tests" / "test_part1.cpp").write_text('TEST_CASE("a, b", "[part1][Q1]") {}')
             with self.assertRaises(h.GradingError):
                 h.read_test_cases(lab, "part1")
+        course.load.cache_clear()
+
+    def test_every_test_rule_of_the_table_names_a_test_case(self):
+        self.assertEqual(h.unknown_test_rules(h.LAB), [])
 
     def test_the_manifest_lists_every_student_file_and_nothing_else(self):
         on_disk = sorted(p.relative_to(h.LAB).as_posix() for _, folder in h.PARTS
@@ -268,7 +286,7 @@ class Submissions(unittest.TestCase):
         self.assertEqual(list(dest.rglob("reference*")), [])
         self.assertFalse((dest / out.name).exists())
         self.assertFalse((dest / "build").exists())
-        self.assertTrue((dest / "tests" / "points_part1.tsv").exists())
+        self.assertTrue((dest / "tests" / "course.ini").exists())
 
 
 class Unchecked(unittest.TestCase):
@@ -1004,7 +1022,7 @@ class Scoring(unittest.TestCase):
             data = json.loads((Path(tmp) / "results.json").read_text())
             self.assertEqual(data["score"], 0)
             self.assertIn("NOT GRADED: no GPU", data["output"])
-            self.assertIn('"alice",0,17.5,', (Path(tmp) / "gradebook.csv").read_text())
+            self.assertIn(f'"alice",0,{TOTAL},', (Path(tmp) / "gradebook.csv").read_text())
 
 
 class Records(unittest.TestCase):
@@ -1016,10 +1034,10 @@ class Records(unittest.TestCase):
             results = [h.QuestionResult(x, {}) for x in q]
             records.add({"student": "alice", "score": 0, "gradebook": h.gradebook_line("alice", results, 1, [])})
             (grades / "alice").mkdir()
-            (grades / "alice" / "gradebook.csv").write_text("header\n\"alice\",17.5,17.5\n")  # a forgery
+            (grades / "alice" / "gradebook.csv").write_text(f"header\n\"alice\",{TOTAL},{TOTAL}\n")  # a forgery
             G.write_gradebook(grades, [("alice", None), ("bob", None)], G.Records(grades).records)
             book = (grades / "gradebook.csv").read_text().splitlines()
-        self.assertTrue(book[1].startswith('"alice",0,17.5'), book[1])
+        self.assertTrue(book[1].startswith(f'"alice",0,{TOTAL},'), book[1])
         self.assertIn("not graded", book[2])
 
     def test_slurm_tasks_get_grade_alls_options_less_the_submitting_hosts(self):
@@ -1280,15 +1298,6 @@ class ExactPoints(unittest.TestCase):
             total = sum(q.weights.values())
             for name, (_, share) in shares.items():  # each within a hundredth of its exact share
                 self.assertLess(abs(share - 100 * q.points * q.weights[name] / total), 1, name)
-
-    def test_points_in_thirds_are_refused(self):
-        with tempfile.TemporaryDirectory() as tmp:
-            lab = Path(tmp)
-            (lab / "tests").mkdir()
-            (lab / "tests" / "test_part1.cpp").write_text('TEST_CASE("a", "[part1][Q1]") {}\n')
-            (lab / "tests" / "points_part1.tsv").write_text("question\tQ1\t0.333\t30\t0.5\tMerge\n")
-            with self.assertRaises(h.GradingError):
-                h.read_points(lab, "part1")
 
     def test_a_graded_results_json_for_gradescope(self):
         # The GPU path's writer, on a made-up grading: some tests passed, one
