@@ -236,9 +236,13 @@ def generate(lab: Path, rel: str, text: str, course: C.Course) -> tuple[str, lis
 
     text = MD_BLOCK.sub(lambda m: block(m, False), text)
     text = HASH_BLOCK.sub(lambda m: block(m, True), text)
+    missing = sorted(set(makers) - seen)
     if rel == "handout.md":
-        text = "\n".join(owned_line(course, ln) for ln in text.split("\n"))
-    return text, sorted(set(makers) - seen)
+        lines = text.split("\n")
+        text = "\n".join(owned_line(course, ln) for ln in lines)
+        missing += [f"heading of {q.qid} ('### {q.qid} — ...')" for q in course.questions
+                    if not any(ln.startswith(f"### {q.qid} — ") for ln in lines)]
+    return text, missing
 
 
 def targets(lab: Path) -> list[str]:
@@ -256,7 +260,8 @@ def run(lab: Path, check: bool) -> list[str]:
         path = lab / rel
         old = path.read_text() if path.exists() else ""
         new, missing = generate(lab, rel, old, course)
-        problems += [f"{rel}: no generated block '{name}' (its markers are gone)" for name in missing
+        problems += [f"{rel}: no {name}" if name.startswith("heading") else
+                     f"{rel}: no generated block '{name}' (its markers are gone)" for name in missing
                      if not (rel == "README.md" and name.startswith("fault") and not course.faults)]
         if new != old:
             if check:
