@@ -96,19 +96,28 @@ class Tables(unittest.TestCase):
                 (lab / rel).parent.mkdir(parents=True, exist_ok=True)
                 shutil.copy(h.LAB / rel, lab / rel)
             table = (lab / "tests/course.ini").read_text()
-            q3 = table.index("[question Q3]")
-            new, report = 4, 1  # the code points of Q3 change; its report points stay
-            (lab / "tests/course.ini").write_text(table[:q3] + table[q3:].replace("points = 3\n", f"points = {new}\n", 1))
+            before = course.load(h.LAB)
+            q = before.questions_of("part2")[0]  # one more code point for it; the rest stays
+            at = table.index(f"[question {q.qid}]")
+            old_line = f"points = {course.points(q.points)}\n"
+            self.assertIn(old_line, table[at:])
+            (lab / "tests/course.ini").write_text(
+                table[:at] + table[at:].replace(old_line, f"points = {course.points(q.points + 1)}\n", 1))
             course.load.cache_clear()
             found = docs.run(lab, check=True)
             self.assertTrue(any(p.startswith("handout.md: differs") for p in found), found)
             self.assertEqual(docs.run(lab, check=False), [])  # make docs
+            self.assertEqual(docs.run(lab, check=True), [])
             handout = (lab / "handout.md").read_text()
-            self.assertIn(f"### Q3 — Batch merge ({new} + {report} points)", handout)
-            self.assertIn("## Part 2 — Batch merge and batch sort (7 points)", handout)
-            self.assertIn("| | | total | 18.5 | 2.5 | 21 |", handout)
-            self.assertIn("up to 2 points on top of the 21.", handout)
-            (lab / "notes.md").write_text(f"Q3 is worth {new} points, of {18.5} in all.\n")
+            code, report = before.code_points() + 1, before.report_points()
+            part2 = sum(x.points + x.report for x in before.questions_of("part2")) + 1
+            self.assertIn(f"### {q.qid} — {q.heading} ({docs.amount(q.points + 1, q.report)})", handout)
+            self.assertIn(f"## Part 2 — {before.part('part2').title} ({docs.amount(part2)})", handout)
+            self.assertIn(f"| | | total | {course.points(code)} | {course.points(report)} | "
+                          f"{course.points(code + report)} |", handout)
+            self.assertIn(f"on top of the {course.points(code + report)}.", handout)
+            (lab / "notes.md").write_text(f"{q.qid} is worth {course.points(q.points + 1)} points, "
+                                          f"of {course.points(code)} in all.\n")
             found = docs.run(lab, check=True)
             self.assertEqual(len([p for p in found if p.startswith("notes.md:1")]), 2, found)
         course.load.cache_clear()
