@@ -278,7 +278,9 @@ def first_difference(old: str, new: str) -> str:
     a, b = old.splitlines(), new.splitlines()
     for number, (x, y) in enumerate(zip(a, b), 1):
         if x != y:
-            return f"line {number}: has {x.strip()[:70]!r}, the table gives {y.strip()[:70]!r}"
+            col = next((i for i, (c, d) in enumerate(zip(x, y)) if c != d), min(len(x), len(y)))
+            start = max(0, col - 25)
+            return f"line {number}: has {x[start:col + 25]!r}, the table gives {y[start:col + 25]!r}"
     return f"line {min(len(a), len(b)) + 1}: lines added or missing"
 
 
