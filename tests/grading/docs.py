@@ -46,8 +46,12 @@ def is_bonus_part(course: C.Course, part: C.Part) -> bool:
 
 
 def question_range(course: C.Course, part: C.Part) -> str:
+    """'Q1-Q2' for consecutive questions, 'Q1, Q2, Q8' otherwise."""
     ids = [q.qid for q in course.questions_of(part.name)]
-    return ids[0] if len(ids) == 1 else f"{ids[0]}-{ids[-1]}"
+    numbers = [int(i[1:]) for i in ids]
+    if len(ids) > 1 and numbers == list(range(numbers[0], numbers[0] + len(ids))):
+        return f"{ids[0]}-{ids[-1]}"
+    return ", ".join(ids)
 
 
 def part_label(course: C.Course, part: C.Part) -> str:
