@@ -28,8 +28,8 @@ from harness.schedulers.local import cmd_grade, cmd_grade_all  # noqa: E402
 from harness.schedulers.slurm import cmd_grade_task  # noqa: E402
 
 
-def main(argv=None) -> int:
-    os.environ.pop("EMULATE", None)  # its builds are for the GPU: emulated runs are never graded
+def parser() -> argparse.ArgumentParser:
+    """The command line: a command and its options (--help)."""
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("command", choices=["grade", "grade-all", "grade-task", "gradescope", "autograder",
                                         "autograder-setup", "scores"])
@@ -76,7 +76,12 @@ def main(argv=None) -> int:
                                       "where nvcc is here)")
     p.add_argument("--tasks", help=argparse.SUPPRESS)  # grade-task
     p.add_argument("--index", help=argparse.SUPPRESS)  # grade-task
-    args = p.parse_args(argv)
+    return p
+
+
+def main(argv=None) -> int:
+    os.environ.pop("EMULATE", None)  # its builds are for the GPU: emulated runs are never graded
+    args = parser().parse_args(argv)
     args.argv = list(sys.argv[1:] if argv is None else argv)
     become_subreaper()
     try:

@@ -34,6 +34,16 @@ def write_atomically(path: Path, content: str | bytes) -> None:
     os.replace(tmp, path)
 
 
+def fresh_logs(out: Path) -> Path:
+    """out/logs/, emptied: what a grading logs."""
+    out.mkdir(parents=True, exist_ok=True)
+    logs = out / "logs"
+    if logs.exists():
+        shutil.rmtree(logs)
+    logs.mkdir()
+    return logs
+
+
 def incomplete_json(reason: str) -> dict:
     """What results.json says while grading runs, and after one that was cut off."""
     return {"score": 0, "output": "INCOMPLETE: " + reason, "tests": [], "stdout_visibility": "visible"}
@@ -126,29 +136,9 @@ def feedback_json(results: list[QuestionResult], notes: list[str], seed: int, wh
                                          f"{PROVISIONAL}: {r.build_error}"))
             continue
         emulated, passed = emulated_tests(r)
-        large = len(q.tests) - len(emulated)
-        lines = []
-        if r.build_error:
-            lines.append("Does not compile for the emulator (g++):\n" + r.build_error)
-        else:
-            for c in emulated:
-                o = r.outcomes.get(c.name, Outcome("failed", "not run"))
-                detail = f": {o.message.splitlines()[0][:300]}" if o.status != "passed" and o.message else ""
-                lines.append(f"  {'passed' if c in passed else 'FAILED'}  {c.name}{detail}")
         ran.update((q.part, c.name) for c in emulated)
         passed_all.update((q.part, c.name) for c in passed)
-        compiles, said = device.get(q.part, (None, ""))
-        if compiles is False:
-            lines.append(said)
-        if large:
-            lines.append(f"Not emulated: {large} test{'s' if large > 1 else ''} past 2^31 elements ([large]); "
-                         f"only the GPU grading runs {'them' if large > 1 else 'it'}.")
-        head = f"{PROVISIONAL}: {len(passed)} of {len(emulated)} tests pass on the CPU emulator."
-        if r.first_failure:
-            head += "\nFirst failure: " + r.first_failure.splitlines()[0][:400]
-        ok = not r.build_error and len(passed) == len(emulated) and compiles is not False
-        tests.append(gradescope_test(f"{q.qid} {q.title}: {len(passed)}/{len(emulated)} pass emulated (provisional)",
-                                     0, q.max_points, head + "\n" + "\n".join(lines), "passed" if ok else "failed"))
+        tests.append(feedback_test(r, device.get(q.part, (None, ""))))
     questions = [r.question for r in results]
     tests += report_test(questions, report)
     checked = list(dict.fromkeys(said for compiles, said in device.values() if compiles is not False and said))
@@ -168,6 +158,35 @@ def feedback_json(results: list[QuestionResult], notes: list[str], seed: int, wh
               *notes]
     return {"score": 0, "execution_time": round(seconds), "output": "\n".join(output), "visibility": "visible",
             "stdout_visibility": "visible", "tests": tests}
+
+
+def feedback_test(r: QuestionResult, device: tuple[bool | None, str]) -> dict:
+    """feedback_json's row of a question checked on the emulator: which of its
+    tests passed and failed, what was not emulated, and `device` (whether
+    nvcc compiles its part's kernel file, and what it said)."""
+    q = r.question
+    emulated, passed = emulated_tests(r)
+    large = len(q.tests) - len(emulated)
+    lines = []
+    if r.build_error:
+        lines.append("Does not compile for the emulator (g++):\n" + r.build_error)
+    else:
+        for c in emulated:
+            o = r.outcomes.get(c.name, Outcome("failed", "not run"))
+            detail = f": {o.message.splitlines()[0][:300]}" if o.status != "passed" and o.message else ""
+            lines.append(f"  {'passed' if c in passed else 'FAILED'}  {c.name}{detail}")
+    compiles, said = device
+    if compiles is False:
+        lines.append(said)
+    if large:
+        lines.append(f"Not emulated: {large} test{'s' if large > 1 else ''} past 2^31 elements ([large]); "
+                     f"only the GPU grading runs {'them' if large > 1 else 'it'}.")
+    head = f"{PROVISIONAL}: {len(passed)} of {len(emulated)} tests pass on the CPU emulator."
+    if r.first_failure:
+        head += "\nFirst failure: " + r.first_failure.splitlines()[0][:400]
+    ok = not r.build_error and len(passed) == len(emulated) and compiles is not False
+    return gradescope_test(f"{q.qid} {q.title}: {len(passed)}/{len(emulated)} pass emulated (provisional)",
+                           0, q.max_points, head + "\n" + "\n".join(lines), "passed" if ok else "failed")
 
 
 def emulated_tests(r: QuestionResult) -> tuple[list[TestCase], list[TestCase]]:

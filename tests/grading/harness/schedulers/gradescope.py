@@ -21,13 +21,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..building import (BUILD_JOB_BYTES, build_emulated, copy_lab, place_files, prepare_base,
-    prepare_emulated_base, verify_base)
+                        prepare_emulated_base, verify_base)
 from ..course_table import GRADING, GradingError, LAB, PARTS, all_questions, read_documents, read_manifest
 from ..gpus import gpu_listed, probe_gpu
 from ..judging import QuestionResult
 from ..options import flag
-from ..outputs import (feedback_json, feedback_table, report_note, report_test, say, take_report, write_atomically,
-    write_documents)
+from ..outputs import (feedback_json, feedback_table, fresh_logs, report_note, report_test, say, take_report,
+                       write_atomically, write_documents)
 from ..processes import kept_env
 from ..running import EMU_CASE_BYTES, Grading, jobs_for_memory, run_emulated
 from ..submission import collect_submission
@@ -69,14 +69,10 @@ def feedback(submission: Path, out: Path, base: Path, opts: Options, student: st
     """Feedback without a GPU: the submission's files in a copy of the
     emulated base, each part built by g++ (and its kernel file by nvcc, where
     here), every test but the [large] tier run on the CPU emulator in a
-    sandboxed process of its own; results.json (harness.feedback_json),
+    sandboxed process of its own; results.json (outputs.feedback_json),
     report.txt and the written report into `out`. Never a grade: `why` says
     why there is no GPU grading here."""
-    out.mkdir(parents=True, exist_ok=True)
-    logs = out / "logs"
-    if logs.exists():
-        shutil.rmtree(logs)
-    logs.mkdir()
+    logs = fresh_logs(out)
     sub = collect_submission(submission, read_manifest(LAB), read_documents(LAB))
     report = write_documents(out, sub.documents)
     verify_base(base)
@@ -87,43 +83,12 @@ def feedback(submission: Path, out: Path, base: Path, opts: Options, student: st
     work = Path(tempfile.mkdtemp(prefix="lab-feedback-", dir=opts.work_root))
     g = None
     try:
-        shutil.copytree(base, work, dirs_exist_ok=True, copy_function=shutil.copy2)
-        (work / ".ready").unlink(missing_ok=True)
-        changed = {rel: content for rel, content in sub.files.items() if (work / rel).read_bytes() != content}
-        if changed:  # the skeleton's programs go: none may stand in for a file that does not compile
-            shutil.rmtree(work / "build" / "emu" / "student", ignore_errors=True)
-            for _, part_dir in PARTS:
-                for left in (work / "build" / "emu" / "device" / part_dir).glob("student.*"):
-                    left.unlink()
-            place_files(work, changed)
+        emulated_copy(base, work, sub.files)
         env = {**kept_env(), "LAB_SEED": str(opts.seed), "EMU_SEED": str(opts.seed), "NO_COLOR": "1"}
         g = Grading(work, logs, opts, env, say, student)
         opts.sandbox.own(work)
-        jobs, built = jobs_for_memory(BUILD_JOB_BYTES), []
-        for part, _ in PARTS:
-            mine = [r for r in results.values() if r.question.part == part]
-            if part not in opts.parts:
-                for r in mine:
-                    r.build_error = "not graded: not checked in this run (PARTS)"
-                continue
-            say(f"  {student}: building {part} for the emulator")
-            error, device[part] = build_emulated(g, part, jobs)
-            if error:
-                notes.append(f"{part} does not compile for the emulator (logs/build-{part}.log)")
-                for r in mine:
-                    r.build_error = error
-            else:
-                built.append(part)
-        cases = {(r.question.part, c.name): (r.question.part, c, logs / f"{r.question.qid}-{i + 1}.log")
-                 for r in results.values() if r.question.part in built
-                 for i, c in enumerate(r.question.tests) if not c.large}
-        say(f"  {student}: {len(cases)} emulated tests")
-        with ThreadPoolExecutor(max_workers=max(1, min(jobs_for_memory(EMU_CASE_BYTES), opts.case_jobs))) as pool:
-            outcomes = dict(zip(cases, pool.map(lambda job: run_emulated(g, *job), cases.values())))
-        for r in results.values():
-            for c in r.question.tests:
-                if (r.question.part, c.name) in outcomes:
-                    r.outcomes[c.name] = outcomes[(r.question.part, c.name)]
+        built = build_emulated_parts(g, results, notes, device)
+        run_emulated_cases(g, results, built)
     finally:
         if g is not None:
             shutil.rmtree(g.private, ignore_errors=True)
@@ -134,6 +99,59 @@ def feedback(submission: Path, out: Path, base: Path, opts: Options, student: st
     write_atomically(out / "results.json", json.dumps(data, indent=2))
     say("\n" + text)
     return data
+
+
+def emulated_copy(base: Path, work: Path, files: dict[str, bytes]) -> None:
+    """A copy of the emulated base with the submission's files that differ
+    from the skeleton's in it."""
+    shutil.copytree(base, work, dirs_exist_ok=True, copy_function=shutil.copy2)
+    (work / ".ready").unlink(missing_ok=True)
+    changed = {rel: content for rel, content in files.items() if (work / rel).read_bytes() != content}
+    if changed:  # the skeleton's programs go: none may stand in for a file that does not compile
+        shutil.rmtree(work / "build" / "emu" / "student", ignore_errors=True)
+        for _, part_dir in PARTS:
+            for left in (work / "build" / "emu" / "device" / part_dir).glob("student.*"):
+                left.unlink()
+        place_files(work, changed)
+
+
+def build_emulated_parts(g: Grading, results: dict[str, QuestionResult], notes: list[str],
+                         device: dict[str, tuple[bool | None, str]]) -> list[str]:
+    """Each part of this run built for the emulator (build_emulated), in
+    turn: returns those built; the questions of the others get why as their
+    build_error. `device`: per part, what the device check said."""
+    jobs, built = jobs_for_memory(BUILD_JOB_BYTES), []
+    for part, _ in PARTS:
+        mine = [r for r in results.values() if r.question.part == part]
+        if part not in g.opts.parts:
+            for r in mine:
+                r.build_error = "not graded: not checked in this run (PARTS)"
+            continue
+        say(f"  {g.student}: building {part} for the emulator")
+        error, device[part] = build_emulated(g, part, jobs)
+        if error:
+            notes.append(f"{part} does not compile for the emulator (logs/build-{part}.log)")
+            for r in mine:
+                r.build_error = error
+        else:
+            built.append(part)
+    return built
+
+
+def run_emulated_cases(g: Grading, results: dict[str, QuestionResult], built: list[str]) -> None:
+    """Every test case of the built parts but the [large] tier on the
+    emulator, as many at once as the memory holds (and CASE_JOBS): their
+    outcomes into `results`."""
+    cases = {(r.question.part, c.name): (r.question.part, c, g.logs / f"{r.question.qid}-{i + 1}.log")
+             for r in results.values() if r.question.part in built
+             for i, c in enumerate(r.question.tests) if not c.large}
+    say(f"  {g.student}: {len(cases)} emulated tests")
+    with ThreadPoolExecutor(max_workers=max(1, min(jobs_for_memory(EMU_CASE_BYTES), g.opts.case_jobs))) as pool:
+        outcomes = dict(zip(cases, pool.map(lambda job: run_emulated(g, *job), cases.values())))
+    for r in results.values():
+        for c in r.question.tests:
+            if (r.question.part, c.name) in outcomes:
+                r.outcomes[c.name] = outcomes[(r.question.part, c.name)]
 
 
 def autograder_failed(final: Path, submission: Path, out: Path, error: str, seconds: float) -> None:

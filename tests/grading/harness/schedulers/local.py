@@ -91,6 +91,15 @@ def cmd_grade_all(args, opts: Options) -> int:
     ids = (visible.split(",") if visible else [str(i) for i in range(count)])[:count]
     say(f"{len(students)} submissions, {len(students) - len(todo)} already graded; {len(ids)} GPU(s): {gpu[5:]}; "
         f"{opts.sandbox.describe()}")
+    grade_on_gpus(opts, grades, base, ids, students, todo, records)
+    write_gradebook(grades, students, records.records, roster=roster_of(args))
+    say(f"gradebook: {grades / 'gradebook.csv'}, scores for an upload: {grades / 'scores.csv'}")
+    return 0
+
+
+def grade_on_gpus(opts: Options, grades: Path, base: Path, ids: list[str], students, todo, records: Records) -> None:
+    """The submissions `todo`, one per GPU of `ids` at once, each GPU's
+    trusted runs first; each graded student's record into `records`."""
     gpus: queue.Queue = queue.Queue()
     for i in ids:
         gpus.put(i)
@@ -138,6 +147,3 @@ def cmd_grade_all(args, opts: Options) -> int:
     for t in threads:
         t.join()
     trusted.close()
-    write_gradebook(grades, students, records.records, roster=roster_of(args))
-    say(f"gradebook: {grades / 'gradebook.csv'}, scores for an upload: {grades / 'scores.csv'}")
-    return 0

@@ -103,43 +103,14 @@ def grade_all_slurm(args, opts: Options, grades: Path, base: Path, students, rec
     say(f"{len(students)} submissions, {len(students) - len(todo)} already graded; "
         f"{len(todo)} to grade on Slurm; {opts.sandbox.describe()}")
     if todo:
-        stamp = time.strftime("%Y%m%d-%H%M%S")
-        tasks = grades / SLURM_DIR / f"tasks-{stamp}.tsv"
-        tasks.write_text("".join(f"{s}\t{p}\n" for s, p in todo))
-        command = [sys.executable, str(GRADING / "grade.py"), "grade-task", "--tasks", str(tasks),
-                   "--out", str(grades), "--base", str(base), "--seed", str(opts.seed), *task_argv(args.argv)]
-        script = grades / SLURM_DIR / f"job-{stamp}.sh"
-        script.write_text("#!/bin/sh\n# one task per line of " + tasks.name + "\nexec " +
-                          " ".join(shlex.quote(c) for c in command) + ' --index "$SLURM_ARRAY_TASK_ID"\n')
-        script.chmod(0o755)
-        sbatch = ["sbatch", "--parsable", "--job-name", "lab-grade", "--array", f"0-{len(todo) - 1}",
-                  "--output", str(grades / SLURM_DIR / "%A_%a.out"), "--time", args.slurm_time or "01:00:00",
-                  "--cpus-per-task", args.slurm_cpus or "8"]
-        if args.slurm_gres != "":  # given empty: no GPU request
-            sbatch += ["--gres", args.slurm_gres or "gpu:1"]
-        if args.slurm_partition:
-            sbatch += ["--partition", args.slurm_partition]
-        if args.slurm_account:
-            sbatch += ["--account", args.slurm_account]
-        sbatch += shlex.split(args.slurm_opts or "")
+        script = job_script(args, opts, grades, base, todo)
         wait = args.slurm_wait in (None, "") or flag("SLURM_WAIT", args.slurm_wait)
-        if wait:
-            sbatch.append("--wait")
-        say("submitting: " + " ".join(shlex.quote(c) for c in sbatch + [str(script)]))
-        started = time.monotonic()
-        r = subprocess.Popen(sbatch + [str(script)], stdout=subprocess.PIPE, text=True)
-        job = (r.stdout.readline() if r.stdout else "").strip().split(";")[0]
-        if job:
-            (grades / SLURM_DIR / "job").write_text(job + "\n")
-            say(f"Slurm array job {job}: {len(todo)} task(s); logs in {grades / SLURM_DIR}")
-        rc = r.wait()
-        if not job:
-            raise GradingError(f"sbatch refused the job (exit {rc}); see its message above")
+        job, rc, seconds = submit(sbatch_command(args, grades, len(todo), wait), script, grades, len(todo))
         if not wait:
             say("submitted; run the same command again once the job has ended to gather the gradebook")
             write_gradebook(grades, students, records.records, refused, roster_of(args))
             return 0
-        say(f"Slurm job {job} ended after {time.monotonic() - started:.0f} s (sbatch exit {rc})")
+        say(f"Slurm job {job} ended after {seconds:.0f} s (sbatch exit {rc})")
         refused.update(gather_tasks(grades, records))
     missing = [s for s, _ in students if s not in records.records and s not in refused]
     for s in missing:
@@ -150,6 +121,53 @@ def grade_all_slurm(args, opts: Options, grades: Path, base: Path, students, rec
     say(f"gradebook: {grades / 'gradebook.csv'} ({len(records.records)} graded, {len(refused)} refused, "
         f"{len(missing)} without a record)")
     return 0
+
+
+def job_script(args, opts: Options, grades: Path, base: Path, todo) -> Path:
+    """The array job's script: task i grades line i of a tasks file (grade-task)."""
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    tasks = grades / SLURM_DIR / f"tasks-{stamp}.tsv"
+    tasks.write_text("".join(f"{s}\t{p}\n" for s, p in todo))
+    command = [sys.executable, str(GRADING / "grade.py"), "grade-task", "--tasks", str(tasks),
+               "--out", str(grades), "--base", str(base), "--seed", str(opts.seed), *task_argv(args.argv)]
+    script = grades / SLURM_DIR / f"job-{stamp}.sh"
+    script.write_text("#!/bin/sh\n# one task per line of " + tasks.name + "\nexec " +
+                      " ".join(shlex.quote(c) for c in command) + ' --index "$SLURM_ARRAY_TASK_ID"\n')
+    script.chmod(0o755)
+    return script
+
+
+def sbatch_command(args, grades: Path, tasks: int, wait: bool) -> list[str]:
+    """sbatch for an array of `tasks` tasks, with the SLURM_* options; `wait`: until the job has ended."""
+    sbatch = ["sbatch", "--parsable", "--job-name", "lab-grade", "--array", f"0-{tasks - 1}",
+              "--output", str(grades / SLURM_DIR / "%A_%a.out"), "--time", args.slurm_time or "01:00:00",
+              "--cpus-per-task", args.slurm_cpus or "8"]
+    if args.slurm_gres != "":  # given empty: no GPU request
+        sbatch += ["--gres", args.slurm_gres or "gpu:1"]
+    if args.slurm_partition:
+        sbatch += ["--partition", args.slurm_partition]
+    if args.slurm_account:
+        sbatch += ["--account", args.slurm_account]
+    sbatch += shlex.split(args.slurm_opts or "")
+    if wait:
+        sbatch.append("--wait")
+    return sbatch
+
+
+def submit(sbatch: list[str], script: Path, grades: Path, tasks: int) -> tuple[str, int, float]:
+    """Submits the job, its id kept in SLURM_DIR/job: (its id, sbatch's exit
+    status, seconds sbatch took: the job's time with --wait)."""
+    say("submitting: " + " ".join(shlex.quote(c) for c in sbatch + [str(script)]))
+    started = time.monotonic()
+    r = subprocess.Popen(sbatch + [str(script)], stdout=subprocess.PIPE, text=True)
+    job = (r.stdout.readline() if r.stdout else "").strip().split(";")[0]
+    if job:
+        (grades / SLURM_DIR / "job").write_text(job + "\n")
+        say(f"Slurm array job {job}: {tasks} task(s); logs in {grades / SLURM_DIR}")
+    rc = r.wait()
+    if not job:
+        raise GradingError(f"sbatch refused the job (exit {rc}); see its message above")
+    return job, rc, time.monotonic() - started
 
 
 def cmd_grade_task(args, opts: Options) -> int:
