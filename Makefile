@@ -289,7 +289,7 @@ $(BUILD)/graded/test_$(1): $$(call graded_inputs,$(1)) $(BUILD)/student/$($(1)_D
 	@mkdir -p $$(@D)
 	$$(LINK) $$^ -o $$@ $$(TEST_LIBS)
 
-# The harness checks the student object against exactly these (symbols.py).
+# The harness checks the student object against exactly these (tests/grading/harness/symbols.py).
 .PHONY: graded-inputs-$(1)
 graded-inputs-$(1):
 	@echo $$(call graded_inputs,$(1))

@@ -102,7 +102,7 @@ int inheritedFd(const char* name) {
 // LAB_RESULTS_FD: where results go, -1 for nowhere. Frames, little endian:
 // 'S' u32 n + test name (a test case starts), 'R' u32 n + what, u8 n + type,
 // u64 n + bytes (one result: recordBytes), 'E' (the test case ended). The
-// grading harness reads them (tests/grading/results.py).
+// grading harness reads them (tests/grading/harness/results.py).
 int resultsFd() {
     static const int fd = inheritedFd("LAB_RESULTS_FD");
     return fd;

@@ -33,7 +33,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import harness as h  # noqa: E402
+from harness.course_table import LAB, PARTS, all_questions, read_test_cases  # noqa: E402
+from harness.judging import QuestionResult  # noqa: E402
 
 # The programs `make test` runs that write no report, by what they check.
 OWN_CHECKS = {"harness": "the grading harness's own tests", "test_emulator": "the emulator's self-test"}
@@ -120,11 +121,11 @@ def read_programs(folder: Path) -> list[Program]:
     return [read_program(folder, n) for n in names]
 
 
-def questions_of(lab: Path = h.LAB) -> dict[str, list[str]]:
+def questions_of(lab: Path = LAB) -> dict[str, list[str]]:
     """Test name -> the questions it is tagged with, over every part's graders."""
     out: dict[str, list[str]] = {}
-    for part, _ in h.PARTS:
-        for case in h.read_test_cases(lab, part):
+    for part, _ in PARTS:
+        for case in read_test_cases(lab, part):
             out[case.name] = case.questions
     return out
 
@@ -171,7 +172,7 @@ def cell(text: str) -> str:
     return " ".join(clean(text).split()).replace("|", "\\|").replace("<", "&lt;")
 
 
-def summary(folders: list[Path], title: str, lab: Path = h.LAB) -> str:
+def summary(folders: list[Path], title: str, lab: Path = LAB) -> str:
     programs = [p for f in folders for p in read_programs(f)]
     lines = [f"## {title}", ""]
     if not programs:
@@ -181,7 +182,7 @@ def summary(folders: list[Path], title: str, lab: Path = h.LAB) -> str:
                  f"failed" + (f", {totals['skipped']} not run" if totals["skipped"] else "") + ".")
     lines.append("")
     outcomes = {c.name: c for p in programs for c in p.cases}
-    questions = [q for q in h.all_questions(lab).values() if any(n in outcomes for n in q.weights)]
+    questions = [q for q in all_questions(lab).values() if any(n in outcomes for n in q.weights)]
     if questions:
         lines += ["| Question | | Tests passed | Failed | Not run | Code points of the tests passed |",
                   "|---|---|---|---|---|---|"]
@@ -190,7 +191,7 @@ def summary(folders: list[Path], title: str, lab: Path = h.LAB) -> str:
             passed = sum(c is not None and c.status == "passed" for c in cases)
             failed = sum(c is not None and c.status in ("failed", "error") for c in cases)
             not_run = len(cases) - passed - failed
-            shares = h.QuestionResult(q, {}).test_points()  # every test case's share of the points
+            shares = QuestionResult(q, {}).test_points()  # every test case's share of the points
             points = sum(shares[n][1] for n in q.weights if n in outcomes and outcomes[n].status == "passed")
             mark = "❌" if failed else ("✅" if passed else "⏭️")
             lines.append(f"| {mark} {q.qid} | {cell(q.title)} | {passed} of {len(cases)} | {failed} | {not_run} | "

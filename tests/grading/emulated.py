@@ -31,7 +31,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import faults as F  # noqa: E402
-import harness as h  # noqa: E402
+from harness.building import compile_errors, copy_lab, place_files  # noqa: E402
+from harness.course_table import LAB, PARTS, TestCase, all_questions, read_points, read_test_cases  # noqa: E402
+from harness.judging import QuestionResult  # noqa: E402
+from harness.reports import Outcome  # noqa: E402
 
 JOBS = str(os.cpu_count() or 2)
 CASE_TIMEOUT = 90  # the longest case (X4 at its graded sizes) takes about 10 s emulated alone, over 30 s on two busy cores
@@ -42,7 +45,7 @@ def make(folder: Path, *targets: str) -> subprocess.CompletedProcess:
                           capture_output=True, text=True)
 
 
-def run_case(folder: Path, part: str, case: h.TestCase) -> tuple[str, str]:
+def run_case(folder: Path, part: str, case: TestCase) -> tuple[str, str]:
     """(passed | failed | skipped, why) of one test case, in its own process."""
     binary = folder / "build" / "emu" / "student" / f"test_{part}"
     with tempfile.TemporaryDirectory() as tmp:
@@ -65,21 +68,21 @@ def run_case(folder: Path, part: str, case: h.TestCase) -> tuple[str, str]:
 
 
 def part_results(folder: Path, part: str) -> dict[str, tuple[str, str]]:
-    return {c.name: run_case(folder, part, c) for c in h.read_test_cases(h.LAB, part) if not c.large}
+    return {c.name: run_case(folder, part, c) for c in read_test_cases(LAB, part) if not c.large}
 
 
 def prepare(root: Path, files: dict[str, str]) -> Path:
     """A copy of the lab (no instructor files) with these student files."""
     folder = root / "lab"
-    h.copy_lab(h.LAB, folder, exclude=(h.LAB / "build", h.LAB / "dist", h.LAB / "grade-results",
-                                       h.LAB / "grades", h.LAB / "grade-selftest"))
+    copy_lab(LAB, folder, exclude=(LAB / "build", LAB / "dist", LAB / "grade-results",
+                                       LAB / "grades", LAB / "grade-selftest"))
     # The lab's own emulated objects, where built (make test EMULATE=1), with
     # their times: only the student files then compile.
-    built = h.LAB / "build" / "emu"
+    built = LAB / "build" / "emu"
     if (built / "obj").is_dir():
         shutil.copytree(built, folder / "build" / "emu", symlinks=True, copy_function=shutil.copy2,
                         ignore=lambda d, names: {"reference", "student"} & set(names) if Path(d) == built else set())
-    h.place_files(folder, {rel: text.encode() for rel, text in files.items()})
+    place_files(folder, {rel: text.encode() for rel, text in files.items()})
     return folder
 
 
@@ -91,10 +94,10 @@ def check_skeleton() -> int:
         folder = prepare(Path(tmp), {})
         b = make(folder, "tests")
         if b.returncode != 0:
-            print("the skeleton does not build emulated:\n" + h.compile_errors(b.stdout + b.stderr))
+            print("the skeleton does not build emulated:\n" + compile_errors(b.stdout + b.stderr))
             return 1
-        for part, _ in h.PARTS:
-            weights = {n: w for q in h.read_points(h.LAB, part).values() for n, w in q.weights.items()}
+        for part, _ in PARTS:
+            weights = {n: w for q in read_points(LAB, part).values() for n, w in q.weights.items()}
             results = part_results(folder, part)
             for name, (status, why) in results.items():
                 if weights.get(name, 1.0) > 0 and status != "failed":
@@ -110,21 +113,21 @@ def check_skeleton() -> int:
 
 def check_faults(only: set[str] | None, gpu_only: set[str] | None) -> int:
     """Each fault emulated, judged as selftest.py judges it on a GPU."""
-    reference = F.reference_submission(h.LAB)
-    questions = h.all_questions(h.LAB)
+    reference = F.reference_submission(LAB)
+    questions = all_questions(LAB)
     rows = []
     with tempfile.TemporaryDirectory(prefix="lab-emulated-") as tmp:
         base = prepare(Path(tmp), reference)
         b = make(base, "tests")
         if b.returncode != 0:
-            print("the reference as student files does not build emulated:\n" + h.compile_errors(b.stdout + b.stderr))
+            print("the reference as student files does not build emulated:\n" + compile_errors(b.stdout + b.stderr))
             return 1
         def grade(fault):
             t0 = time.monotonic()
             work = Path(tmp) / fault.name
             shutil.copytree(base, work, symlinks=True, copy_function=shutil.copy2)
             edited = F.apply(fault, reference)
-            h.place_files(work, {rel: text.encode() for rel, text in edited.items() if text != reference.get(rel)})
+            place_files(work, {rel: text.encode() for rel, text in edited.items() if text != reference.get(rel)})
             verdicts, caught = [], True
             meant_to_fail_build = all(v == "zero" for v in fault.expect.values())
             for part in fault.parts:
@@ -135,9 +138,9 @@ def check_faults(only: set[str] | None, gpu_only: set[str] | None) -> int:
                     if q.part != part:
                         continue
                     # the [large] tier is not emulated: out of the split, as where it does not fit
-                    outcomes = {c.name: h.Outcome(results.get(c.name, ("failed", ""))[0] if not c.large
+                    outcomes = {c.name: Outcome(results.get(c.name, ("failed", ""))[0] if not c.large
                                                   else "not-graded") for c in q.tests}
-                    score = h.QuestionResult(q, outcomes).score
+                    score = QuestionResult(q, outcomes).score
                     want = fault.expect.get(qid, "full")
                     good = F.judge(want, score, q.points)
                     caught = caught and good
@@ -178,7 +181,7 @@ def check_device() -> int:
         print("device check: no nvcc here, not checked")
         return 0
     path, edits = HOST_CALL
-    text = (h.LAB / path).read_text()
+    text = (LAB / path).read_text()
     for find, replace in edits:
         if text.count(find) != 1:
             print(f"device check: the skeleton's {path} changed; update HOST_CALL")
@@ -190,7 +193,7 @@ def check_device() -> int:
         run = make(folder, "run-tests", "PART=extras")  # its tests fail, its file compiles
         if "nvcc compiles the kernel files of: extras" not in run.stdout:
             problems.append("the untouched skeleton: " + (run.stdout + run.stderr)[-600:])
-        h.place_files(folder, {path: text.encode()})
+        place_files(folder, {path: text.encode()})
         run = make(folder, "run-tests", "PART=extras")
         said = run.stdout + run.stderr
         if run.returncode == 0 or f"FAILED: nvcc does not compile {path}" not in said or "__host__" not in said:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import course  # noqa: E402
-import harness as h  # noqa: E402
+from harness import course_table as h  # noqa: E402
 
 # Each part's student.cu, where most faults are planted.
 P1, P2, P3, PX = (f"{course.load(h.LAB).part(name).folder}/student.cu" for name in ("part1", "part2", "part3", "extras"))

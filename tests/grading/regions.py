@@ -17,12 +17,12 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import harness as h  # noqa: E402
+from harness.course_table import LAB, read_manifest  # noqa: E402
 
 REGION = re.compile(r"^\s*// \[([QX][0-9]+(?:-[QX][0-9]+)?) (begins|ends)\]")
 # (reference, student) of every student file of the course table: a student*
 # file's twin is its reference* file.
-PAIRS = [(f.replace("/student", "/reference", 1), f) for f in h.read_manifest(h.LAB)]
+PAIRS = [(f.replace("/student", "/reference", 1), f) for f in read_manifest(LAB)]
 
 
 def skeleton_view(text: str) -> list[str]:
@@ -89,6 +89,6 @@ def problems(lab: Path) -> list[str]:
 
 
 if __name__ == "__main__":
-    issues = problems(h.LAB)
+    issues = problems(LAB)
     print("\n".join(issues) if issues else "skeletons and references differ only inside their question regions")
     sys.exit(1 if issues else 0)

@@ -30,7 +30,8 @@ from pathlib import Path
 from typing import NamedTuple
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import harness as h  # noqa: E402
+from harness.building import SKIP_NAMES, compile_errors  # noqa: E402
+from harness.course_table import LAB, PARTS, read_points  # noqa: E402
 
 # release.py itself: its searches below spell out the answers they look for.
 INSTRUCTOR_FILES = {"tests/grading/faults.py", "tests/grading/selftest.py", "tests/grading/emulated.py",
@@ -53,7 +54,7 @@ def lab_files(lab: Path) -> list[str]:
     """The files of the lab: everything but builds, outputs and hidden folders
     (SHIPPED_HIDDEN aside), less what git ignores where git can tell."""
     files = sorted(p.relative_to(lab).as_posix() for p in lab.rglob("*") if p.is_file()
-                   and not any(part in h.SKIP_NAMES or (part.startswith(".") and part not in SHIPPED_HIDDEN)
+                   and not any(part in SKIP_NAMES or (part.startswith(".") and part not in SHIPPED_HIDDEN)
                                for part in p.relative_to(lab).parts))
     try:
         ignored = subprocess.run(["git", "check-ignore", "--stdin"], cwd=lab, input="\n".join(files),
@@ -316,7 +317,7 @@ def question_regions(lab: Path) -> list[Region]:
     for path in sorted(lab.rglob("reference*")):
         rel = path.relative_to(lab).as_posix()
         if (not path.is_file() or path.suffix not in REGION_FILES
-                or any(part in h.SKIP_NAMES or part.startswith(".") for part in rel.split("/"))):
+                or any(part in SKIP_NAMES or part.startswith(".") for part in rel.split("/"))):
             continue
         for label, first, body in regions.region_bodies(path.read_text(errors="replace")):
             found.append(Region(rel, label, [s._replace(line=s.line + first)
@@ -359,7 +360,7 @@ def shape_leaks(target: Path, lab: Path) -> list[str]:
     return found
 
 
-def check_release(target: Path, arch: str, lab: Path = h.LAB) -> list[str]:
+def check_release(target: Path, arch: str, lab: Path = LAB) -> list[str]:
     """What is wrong with the release of `lab`; empty when it is right."""
     problems = [f"instructor file in the release: {p.relative_to(target)}" for p in target.rglob("reference*")]
     problems += leaks(target, lab)
@@ -367,10 +368,10 @@ def check_release(target: Path, arch: str, lab: Path = h.LAB) -> list[str]:
                  if p.exists() and "instructor-only" in p.read_text()]
     problems += [f"{rel} is not in the release" for rel in (".github/workflows",)
                  if (lab / rel).is_dir() and not (target / rel).is_dir()]
-    build = subprocess.run(["make", "-j4", f"ARCH={arch}", "tests", *(p for p, _ in h.PARTS)], cwd=target,
+    build = subprocess.run(["make", "-j4", f"ARCH={arch}", "tests", *(p for p, _ in PARTS)], cwd=target,
                            capture_output=True, text=True)
     if build.returncode != 0:
-        return problems + ["the release does not build:\n" + h.compile_errors(build.stdout + build.stderr)]
+        return problems + ["the release does not build:\n" + compile_errors(build.stdout + build.stderr)]
     harness_tests = subprocess.run([sys.executable, "tests/grading/test_harness.py"], cwd=target,
                                    capture_output=True, text=True)
     if harness_tests.returncode != 0:
@@ -378,8 +379,8 @@ def check_release(target: Path, arch: str, lab: Path = h.LAB) -> list[str]:
     if not (target / "build" / "student" / "test_part1").exists():
         problems.append("the release did not build IMPL=student by default")
         return problems
-    for part, _ in h.PARTS:
-        questions = h.read_points(target, part)
+    for part, _ in PARTS:
+        questions = read_points(target, part)
         weights = {name: w for q in questions.values() for name, w in q.weights.items()}
         with tempfile.TemporaryDirectory() as tmp:
             report = Path(tmp) / "report.jsonl"
@@ -404,12 +405,12 @@ def check_release(target: Path, arch: str, lab: Path = h.LAB) -> list[str]:
 
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--dist", default=str(h.LAB / "dist"))
+    p.add_argument("--dist", default=str(LAB / "dist"))
     p.add_argument("--arch", default="native")
     args = p.parse_args()
     dist = Path(args.dist).resolve()
     dist.mkdir(parents=True, exist_ok=True)
-    target = write_release(h.LAB, dist)
+    target = write_release(LAB, dist)
     print(f"wrote {target} and {dist / 'lab.tar.gz'}; checking it ...")
     problems = check_release(target, args.arch)
     for problem in problems:

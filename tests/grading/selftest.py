@@ -21,7 +21,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import course  # noqa: E402
 import faults as F  # noqa: E402
 import grade as G  # noqa: E402
-import harness as h  # noqa: E402
+from harness.building import prepare_base, prepare_work, tree_hash, verify_base  # noqa: E402
+from harness.course_table import GradingError, LAB, PARTS, all_questions  # noqa: E402
+from harness.gpus import probe_gpu  # noqa: E402
+from harness.options import Options  # noqa: E402
+from harness.pipeline import grade_one  # noqa: E402
+from harness.running import Grading  # noqa: E402
+from harness.trusted import TrustedRuns  # noqa: E402
 
 
 def main() -> int:
@@ -40,16 +46,16 @@ def main() -> int:
         shutil.rmtree(out)
     out.mkdir(parents=True)
 
-    reference = F.reference_submission(h.LAB)
-    skeleton = F.skeleton_submission(h.LAB)
-    cases = [("reference", reference, {q: "full" for q in h.all_questions(h.LAB)}, None, False),
-             ("skeleton", {}, {q: "zero" for q in h.all_questions(h.LAB)}, None, False),
-             ("reference-sanitized", reference, {q: "full" for q in h.all_questions(h.LAB)}, None, True)]
+    reference = F.reference_submission(LAB)
+    skeleton = F.skeleton_submission(LAB)
+    cases = [("reference", reference, {q: "full" for q in all_questions(LAB)}, None, False),
+             ("skeleton", {}, {q: "zero" for q in all_questions(LAB)}, None, False),
+             ("reference-sanitized", reference, {q: "full" for q in all_questions(LAB)}, None, True)]
     for f in F.FAULTS:
         cases.append((f.name, F.apply(f, reference), f.expect, f.parts, f.sanitize))
     for a in F.ATTACKS:
-        files = {rel: text.replace("{LAB}", str(h.LAB)).replace("{OUT}", str(out)).replace("{SELF}", a.name)
-                 for rel, text in a.make(h.LAB, skeleton, reference).items()}
+        files = {rel: text.replace("{LAB}", str(LAB)).replace("{OUT}", str(out)).replace("{SELF}", a.name)
+                 for rel, text in a.make(LAB, skeleton, reference).items()}
         cases.append((a.name, files, a.expect, a.parts, a.sanitize))
     if args.only:
         wanted = set(args.only.split(","))
@@ -61,10 +67,10 @@ def main() -> int:
                                 parts=",".join(parts) if parts else None, seed="20121125",
                                 out=str(out), base=None, timing="1" if timing else None,
                                 work_root=str(out / "work"))
-        return G.Options(ns)
+        return Options(ns)
 
-    base = G.prepare_base(out / "base", options(None, False), print)
-    ok, gpu, _ = G.probe_gpu(base, {})
+    base = prepare_base(out / "base", options(None, False), print)
+    ok, gpu, _ = probe_gpu(base, {})
     if not ok:
         print(f"selftest: {gpu}; it needs a GPU")
         return 1
@@ -72,7 +78,7 @@ def main() -> int:
     # Build every submission at once (CPU, sandboxed as grading builds), then
     # grade them one after another (GPU).
     sandbox_opts = options(None, False)
-    lab_before = G.tree_hash(h.LAB / "part1_merge_path") + (h.LAB / "Makefile").read_text()
+    lab_before = tree_hash(LAB / "part1_merge_path") + (LAB / "Makefile").read_text()
 
     def build(case):
         name, files, _, parts, _ = case
@@ -82,10 +88,10 @@ def main() -> int:
             (folder / rel).parent.mkdir(parents=True, exist_ok=True)
             (folder / rel).write_text(text)
         work = out / "work" / name
-        G.prepare_work(folder, base, work)
-        g = G.Grading(work, out, sandbox_opts, {}, print, name)
-        for part in parts or [p for p, _ in h.PARTS]:
-            part_dir = dict(h.PARTS)[part]
+        prepare_work(folder, base, work)
+        g = Grading(work, out, sandbox_opts, {}, print, name)
+        for part in parts or [p for p, _ in PARTS]:
+            part_dir = dict(PARTS)[part]
             g.build(f"build/student/{part_dir}/student.o", out / "work" / f"{name}-{part}.build.log")
         return folder, work
 
@@ -95,16 +101,16 @@ def main() -> int:
     print(f"built {len(cases)} submissions in {time.monotonic() - t0:.0f} s on {gpu[5:]}")
 
     rows, failures = [], 0
-    trusted = G.TrustedRuns(base, options(None, False), out / "trusted-logs")  # one seed: one trusted run for all
+    trusted = TrustedRuns(base, options(None, False), out / "trusted-logs")  # one seed: one trusted run for all
     for (name, _, expect, parts, sanitize), (folder, work) in zip(cases, built):
         t1 = time.monotonic()
         timing = args.timing and name == "reference"
-        data = G.grade_one(folder, out / "results" / name, base, options(parts, sanitize, timing), name,
+        data = grade_one(folder, out / "results" / name, base, options(parts, sanitize, timing), name,
                            lambda m: None, {}, work=work, trusted=trusted)
         if timing:
             note = json.loads((out / "results" / name / "results.json").read_text())["output"]
             print("\n".join(line for line in note.splitlines() if line.startswith("speed")))
-        questions = h.all_questions(h.LAB)
+        questions = all_questions(LAB)
         verdicts = []
         for qid, q in questions.items():
             if parts and q.part not in parts:
@@ -129,11 +135,11 @@ def check_no_side_effects(out: Path, base: Path, lab_before: str, cases) -> int:
     every other result are as the harness left them."""
     time.sleep(6)
     problems = []
-    if G.tree_hash(h.LAB / "part1_merge_path") + (h.LAB / "Makefile").read_text() != lab_before:
+    if tree_hash(LAB / "part1_merge_path") + (LAB / "Makefile").read_text() != lab_before:
         problems.append("the lab's files changed")
     try:
-        G.verify_base(base)
-    except h.GradingError as err:
+        verify_base(base)
+    except GradingError as err:
         problems.append(str(err))
     for marker in ("HOSTILE-WAS-HERE", "DAEMON-OUTLIVED-ITS-TEST"):
         if (out / marker).exists():
@@ -156,7 +162,7 @@ def grade_a_class(out: Path, base: Path, opts, reference: dict, skeleton: dict) 
     of the machine, a compile bomb): the class ends, each hostile part fails
     with its reason, and the reference gets what it gets alone."""
     cls = out / "class"
-    attacks = {a.name: a.make(h.LAB, skeleton, reference) for a in F.ATTACKS
+    attacks = {a.name: a.make(LAB, skeleton, reference) for a in F.ATTACKS
                if a.name in ("report-pipe", "resource-hog", "include-bomb")}
     members = {"alice": reference, "pipe": attacks["report-pipe"], "hog": attacks["resource-hog"],
                "bomb": attacks["include-bomb"]}
@@ -172,7 +178,7 @@ def grade_a_class(out: Path, base: Path, opts, reference: dict, skeleton: dict) 
     seconds = time.monotonic() - started
     book = {line.split(",")[0].strip('"'): line.split(",")[1] for line in (grades / "gradebook.csv").read_text().splitlines()[1:]}
     # Full marks with the bonus; the hog and the bomb lose Part 1 to their limits.
-    table = course.load(h.LAB)
+    table = course.load(LAB)
     full = table.code_points() + table.code_points(bonus=True)
     lost = sum(q.points for q in table.questions_of("part1"))
     want = {"alice": course.points(full), "pipe": course.points(full), "hog": course.points(full - lost),

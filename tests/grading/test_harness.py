@@ -6,6 +6,7 @@ is selftest.py. Ends with the plain line `N passed, N failed`."""
 
 from __future__ import annotations
 
+import argparse
 import csv
 import dataclasses
 import io
@@ -33,18 +34,33 @@ sys.path.insert(0, str(HERE))
 import grade as G  # noqa: E402
 import course  # noqa: E402
 import docs  # noqa: E402
-import harness as h  # noqa: E402
+from harness import building as BUILD  # noqa: E402
+from harness import course_table as CT  # noqa: E402
+from harness import gpus as GPUS  # noqa: E402
+from harness import gradebook as BOOK  # noqa: E402
+from harness import judging as JUDGE  # noqa: E402
+from harness import options as OPT  # noqa: E402
+from harness import outputs as OUT  # noqa: E402
+from harness import processes as PROC  # noqa: E402
+from harness import reports as REP  # noqa: E402
+from harness import results as RS  # noqa: E402
+from harness import running as RUN  # noqa: E402
+from harness import sandbox as SB  # noqa: E402
+from harness import sanitizers as SAN  # noqa: E402
+from harness import submission as SUB  # noqa: E402
+from harness import timing as TIMING  # noqa: E402
+from harness.schedulers import gradescope as GS  # noqa: E402
+from harness.schedulers import slurm as SLURM  # noqa: E402
 
-TOTAL = course.points(course.load(h.LAB).code_points())
+TOTAL = course.points(course.load(CT.LAB).code_points())
 try:  # instructors' copy only (its searches spell out answers)
     import release as R  # noqa: E402
 except ImportError:
     R = None
-import results as RS  # noqa: E402
 import test_symbols  # noqa: E402
 import unchecked as U  # noqa: E402
 
-MANIFEST = h.read_manifest(h.LAB)
+MANIFEST = CT.read_manifest(CT.LAB)
 
 
 # The interpreter of the fake test binaries: the system's, which a sandbox shows.
@@ -71,13 +87,13 @@ PASSING = ("line(event='start', test=name); line(event='end', test=name, status=
 
 
 def case(name="a test"):
-    return h.TestCase("part1", name, ["part1", "Q1"], ["Q1"])
+    return CT.TestCase("part1", name, ["part1", "Q1"], ["Q1"])
 
 
 class Tables(unittest.TestCase):
     def test_every_question_has_tests_and_sane_limits(self):
-        questions = h.all_questions(h.LAB)
-        self.assertEqual([q for q in questions], [q.qid for q in course.load(h.LAB).questions])
+        questions = CT.all_questions(CT.LAB)
+        self.assertEqual([q for q in questions], [q.qid for q in course.load(CT.LAB).questions])
         for q in questions.values():
             self.assertTrue(q.tests, q.qid)
             self.assertGreater(q.timeout, 0)
@@ -87,14 +103,14 @@ class Tables(unittest.TestCase):
 
     def test_the_generated_parts_agree_with_the_course_table(self):
         # make docs writes them; nothing else may state a fact of the table
-        self.assertEqual(docs.run(h.LAB, check=True), [])
+        self.assertEqual(docs.run(CT.LAB, check=True), [])
 
     def test_a_changed_fact_of_the_table_shows_in_the_check_until_make_docs(self):
         with tempfile.TemporaryDirectory() as tmp:
             lab = Path(tmp) / "lab"
             for rel in ["tests/course.ini", *docs.BLOCKS, "tests/grading/manifest.txt"]:
                 (lab / rel).parent.mkdir(parents=True, exist_ok=True)
-                shutil.copy(h.LAB / rel, lab / rel)
+                shutil.copy(CT.LAB / rel, lab / rel)
             table = (lab / "tests/course.ini").read_text()
             before = course.load(h.LAB)
             q = before.questions_of("part2")[0]  # one more code point for it; the rest stays
@@ -123,19 +139,19 @@ class Tables(unittest.TestCase):
         course.load.cache_clear()
 
     def test_kernels_of_the_table_are_the_ones_the_graders_allow(self):
-        table = course.load(h.LAB)
+        table = course.load(CT.LAB)
         for part in table.parts:
-            source = (h.LAB / "tests" / f"test_{part.name}.cpp").read_text()
+            source = (CT.LAB / "tests" / f"test_{part.name}.cpp").read_text()
             if part.name == "part2":
-                source += (h.LAB / "tests" / "batch_cases.hpp").read_text()
+                source += (CT.LAB / "tests" / "batch_cases.hpp").read_text()
             named = set(re.findall(r'"(\w+_k)"', source))
             kernels = {k for q in table.questions_of(part.name) for k in q.kernels}
             self.assertEqual(named, kernels, f"{part.name}: the kernels its graders allow")
 
     def test_every_gpu_test_case_says_so_and_large_ones_are_hidden(self):
-        for part, _ in h.PARTS:
-            source = (h.LAB / "tests" / f"test_{part}.cpp").read_text()
-            for c in h.read_test_cases(h.LAB, part):
+        for part, _ in CT.PARTS:
+            source = (CT.LAB / "tests" / f"test_{part}.cpp").read_text()
+            for c in CT.read_test_cases(CT.LAB, part):
                 self.assertTrue(c.questions, c.name)
                 if c.large:
                     self.assertIn(".", c.tags, f"{c.name}: [large] tests must be hidden ([.])")
@@ -145,7 +161,7 @@ class Tables(unittest.TestCase):
                     self.assertTrue("LAB_NEEDS_GPU()" in head or "large::canRun(" in head, c.name)
 
     def test_the_tables_reject_bad_rows_and_unknown_tests(self):
-        table = (h.LAB / "tests" / "course.ini").read_text()
+        table = (CT.LAB / "tests" / "course.ini").read_text()
         with tempfile.TemporaryDirectory() as tmp:
             lab = Path(tmp)
             (lab / "tests").mkdir()
@@ -156,24 +172,24 @@ class Tables(unittest.TestCase):
                 self.assertIn(bad[0], table)
                 course.load.cache_clear()
                 (lab / "tests" / "course.ini").write_text(table.replace(bad[0], bad[1], 1))
-                with self.assertRaises(h.GradingError, msg=bad[1]):
-                    h.read_points(lab, "part1")
+                with self.assertRaises(CT.GradingError, msg=bad[1]):
+                    CT.read_points(lab, "part1")
             course.load.cache_clear()
             (lab / "tests" / "course.ini").write_text(table + "[test none]\nweight = 0\n")
             for part in ("part2", "part3", "extras"):
                 (lab / "tests" / f"test_{part}.cpp").write_text("")
-            self.assertIn("none", h.unknown_test_rules(lab))
+            self.assertIn("none", CT.unknown_test_rules(lab))
             (lab / "tests" / "test_part1.cpp").write_text('TEST_CASE("a, b", "[part1][Q1]") {}')
-            with self.assertRaises(h.GradingError):
-                h.read_test_cases(lab, "part1")
+            with self.assertRaises(CT.GradingError):
+                CT.read_test_cases(lab, "part1")
         course.load.cache_clear()
 
     def test_every_test_rule_of_the_table_names_a_test_case(self):
-        self.assertEqual(h.unknown_test_rules(h.LAB), [])
+        self.assertEqual(CT.unknown_test_rules(CT.LAB), [])
 
     def test_the_manifest_lists_every_student_file_and_nothing_else(self):
-        on_disk = sorted(p.relative_to(h.LAB).as_posix() for _, folder in h.PARTS
-                         for p in (h.LAB / folder).glob("student*"))
+        on_disk = sorted(p.relative_to(CT.LAB).as_posix() for _, folder in CT.PARTS
+                         for p in (CT.LAB / folder).glob("student*"))
         self.assertEqual(sorted(MANIFEST), on_disk)
 
 
@@ -192,7 +208,7 @@ class Submissions(unittest.TestCase):
         (self.dir / "lab" / "Makefile").write_text("all:\n\techo pwned\n")
         (self.dir / "lab" / "tests").mkdir()
         (self.dir / "lab" / "tests" / "test_part1.cpp").write_text("// forged grader")
-        sub = h.collect_submission(self.dir, MANIFEST)
+        sub = SUB.collect_submission(self.dir, MANIFEST)
         self.assertEqual(sorted(sub.files), sorted(MANIFEST))
         self.assertEqual(sub.files[MANIFEST[0]], b"// " + MANIFEST[0].encode())
         self.assertTrue(any("ignored" in n and "Makefile" in n for n in sub.notes))
@@ -207,30 +223,30 @@ class Submissions(unittest.TestCase):
         (top / "q7.svg").write_text("<svg/>")
         (top / "results" / "q7.png").write_bytes(b"\x89PNG")  # not shown by the report: not taken
         (self.dir / "secret.png").write_bytes(b"no")
-        sub = h.collect_submission(self.dir, MANIFEST, ["report.pdf", "report.md"])
+        sub = SUB.collect_submission(self.dir, MANIFEST, ["report.pdf", "report.md"])
         self.assertEqual(sorted(sub.documents), ["figs/q2.png", "q7.svg", "report.md"])
         self.assertFalse(any("ignored" in n and "report.md" in n for n in sub.notes))
         out = self.dir / "out"
-        self.assertEqual(G.write_documents(out, sub.documents), "report.md and 2 figures")
+        self.assertEqual(OUT.write_documents(out, sub.documents), "report.md and 2 figures")
         self.assertEqual((out / "report" / "figs" / "q2.png").read_bytes(), b"\x89PNG")
 
     def test_a_pdf_report_comes_first_and_none_is_noted(self):
-        sub = h.collect_submission(self.dir, MANIFEST, ["report.pdf", "report.md"])
+        sub = SUB.collect_submission(self.dir, MANIFEST, ["report.pdf", "report.md"])
         self.assertEqual(sub.documents, {})
         self.assertTrue(any(n.startswith("no report found") for n in sub.notes))
         (self.dir / "report.md").write_text("md")
         (self.dir / "report.pdf").write_bytes(b"%PDF")
-        sub = h.collect_submission(self.dir, MANIFEST, ["report.pdf", "report.md"])
+        sub = SUB.collect_submission(self.dir, MANIFEST, ["report.pdf", "report.md"])
         self.assertEqual(list(sub.documents), ["report.pdf"])
-        self.assertEqual(G.write_documents(self.dir / "out", sub.documents), "report.pdf")
-        self.assertEqual(G.write_documents(self.dir / "out", {}), "")
+        self.assertEqual(OUT.write_documents(self.dir / "out", sub.documents), "report.pdf")
+        self.assertEqual(OUT.write_documents(self.dir / "out", {}), "")
         self.assertFalse((self.dir / "out" / "report").exists())
 
     def test_suspicious_calls_are_listed_for_a_person(self):
         (self.dir / "part2_batch").mkdir()
         (self.dir / "part2_batch" / "student.cu").write_text(
             "// exit( in a comment is fine\nvoid f() {\n    if (n > 9) exit(0);\n    thrust::sort(p, p + n);\n}\n")
-        notes = h.collect_submission(self.dir, MANIFEST).notes
+        notes = SUB.collect_submission(self.dir, MANIFEST).notes
         self.assertIn("for a person to look at: part2_batch/student.cu:3 uses exit", notes)
         self.assertIn("for a person to look at: part2_batch/student.cu:4 uses thrust::", notes)
         self.assertFalse(any(":1 uses" in n for n in notes))
@@ -238,7 +254,7 @@ class Submissions(unittest.TestCase):
     def test_missing_files_are_noted_and_the_skeleton_stands_in(self):
         (self.dir / "part2_batch").mkdir()
         (self.dir / "part2_batch" / "student.cu").write_text("x")
-        sub = h.collect_submission(self.dir, MANIFEST)
+        sub = SUB.collect_submission(self.dir, MANIFEST)
         self.assertEqual(list(sub.files), ["part2_batch/student.cu"])
         self.assertEqual(sum("missing" in n for n in sub.notes), len(MANIFEST) - 1)
 
@@ -250,7 +266,7 @@ class Submissions(unittest.TestCase):
             link.external_attr = (stat.S_IFLNK | 0o777) << 16
             z.writestr(link, "/etc/passwd")
             z.writestr("x/part3_merge_sort/student.cu", "ok")
-        sub = h.collect_submission(path, MANIFEST)
+        sub = SUB.collect_submission(path, MANIFEST)
         self.assertEqual(sub.files, {"part3_merge_sort/student.cu": b"ok"})
         self.assertEqual(sum("refused" in n for n in sub.notes), 2)
 
@@ -265,30 +281,30 @@ class Submissions(unittest.TestCase):
             info = tarfile.TarInfo("lab/part2_batch/student.cu")
             info.size = len(data)
             t.addfile(info, io.BytesIO(data))
-        sub = h.collect_submission(path, MANIFEST)
+        sub = SUB.collect_submission(path, MANIFEST)
         self.assertEqual(sub.files, {"part2_batch/student.cu": b"int x;"})
         self.assertTrue(any("refused" in n for n in sub.notes))
 
     def test_an_unreadable_archive_is_a_note_not_a_crash(self):
         path = self.dir / "broken.zip"
         path.write_bytes(b"not a zip")
-        sub = h.collect_submission(path, MANIFEST)
+        sub = SUB.collect_submission(path, MANIFEST)
         self.assertEqual(sub.files, {})
         self.assertTrue(any("could not read the archive" in n for n in sub.notes))
 
     def test_an_oversized_file_is_refused(self):
         (self.dir / "part2_batch").mkdir()
-        (self.dir / "part2_batch" / "student.cu").write_bytes(b"x" * (h.MAX_FILE_BYTES + 1))
-        sub = h.collect_submission(self.dir, MANIFEST)
+        (self.dir / "part2_batch" / "student.cu").write_bytes(b"x" * (SUB.MAX_FILE_BYTES + 1))
+        sub = SUB.collect_submission(self.dir, MANIFEST)
         self.assertNotIn("part2_batch/student.cu", sub.files)
 
     def test_the_pristine_copy_has_no_reference_files_or_outputs(self):
-        out = h.LAB / "grade-results-test-copy"
+        out = CT.LAB / "grade-results-test-copy"
         dest = self.dir / "copy"
         try:
             out.mkdir(exist_ok=True)
             (out / "x").write_text("output")
-            h.copy_lab(h.LAB, dest, exclude=(out,))
+            BUILD.copy_lab(CT.LAB, dest, exclude=(out,))
         finally:
             (out / "x").unlink()
             out.rmdir()
@@ -300,7 +316,7 @@ class Submissions(unittest.TestCase):
 
 class Unchecked(unittest.TestCase):
     def test_skipped_tests_and_the_large_tier_are_counted_in_points(self):
-        cases = h.read_test_cases(h.LAB, "part1")
+        cases = CT.read_test_cases(CT.LAB, "part1")
         ran = [c.name for c in cases if not c.large]
         with tempfile.TemporaryDirectory() as tmp:
             report = Path(tmp) / "test_part1.jsonl"
@@ -309,8 +325,8 @@ class Unchecked(unittest.TestCase):
             skipped, seen = U.read_reports([report, Path(tmp) / "missing.jsonl"])
         self.assertEqual(set(skipped), set(ran))
         text = U.summary(skipped, seen)
-        q1, q2 = h.all_questions(h.LAB)["Q1"], h.all_questions(h.LAB)["Q2"]
-        large = sum(h.QuestionResult(q, {}).test_points()[c.name][1] for q in (q1, q2) for c in q.tests if c.large)
+        q1, q2 = CT.all_questions(CT.LAB)["Q1"], CT.all_questions(CT.LAB)["Q2"]
+        large = sum(JUDGE.QuestionResult(q, {}).test_points()[c.name][1] for q in (q1, q2) for c in q.tests if c.large)
         self.assertIn("did not run (no GPU)", text)
         self.assertIn(f"They carry {round(q1.points + q2.points - large, 2):g} of these parts' 9 code points", text)
         self.assertIn("the [large] tier", text)
@@ -326,16 +342,16 @@ class Isolation(unittest.TestCase):
     def tearDown(self):
         self.tmp.cleanup()
 
-    def grading(self, sandbox: bool) -> G.Grading:
-        ns = G.argparse.Namespace(timeout=None, timeout_scale=None, build_timeout=None, sanitize="0", no_large=None,
+    def grading(self, sandbox: bool) -> RUN.Grading:
+        ns = argparse.Namespace(timeout=None, timeout_scale=None, build_timeout=None, sanitize="0", no_large=None,
                                   arch=None, parts=None, seed="5", out=str(self.dir / "out"), base=None, timing=None,
                                   sandbox="1" if sandbox else "0", work_root=str(self.dir))
-        return G.Grading(self.dir, self.dir, G.Options(ns), dict(os.environ), lambda m: None, "tester")
+        return RUN.Grading(self.dir, self.dir, OPT.Options(ns), dict(os.environ), lambda m: None, "tester")
 
     def outcome(self, body, timeout=20.0, sandbox=False, grading=None, tools=None):
         g = grading or self.grading(sandbox)
         if tools:
-            g.opts.sandbox = G.sb.Sandbox(hidden=(h.LAB,), tools=tools)
+            g.opts.sandbox = SB.Sandbox(hidden=(CT.LAB,), tools=tools)
         binary = fake_binary(self.dir, body)
         g.opts.sandbox.own(self.dir)  # as the harness hands a submission's copy to the sandbox
         g.remember(binary)  # after the build, as grading does
@@ -362,11 +378,11 @@ class Isolation(unittest.TestCase):
         g.remember(binary)
         # One run per question and tool holds all of the question's ordinary
         # cases (Q2 shares "bad" with Q1, whose run holds it).
-        q1 = h.Question("Q1", "part1", 6, 20, 0.5, "t", [case("good"), case("bad")])
-        q2 = h.Question("Q2", "part1", 3, 20, 0.5, "t", [case("bad"), case("fine")])
-        q3 = h.Question("Q3", "part1", 3, 20, 0.5, "t", [case("fine2")])
-        r1, r2, r3 = h.QuestionResult(q1, {}), h.QuestionResult(q2, {}), h.QuestionResult(q3, {})
-        G.sanitize(g, [(binary, [r1, r2, r3])])
+        q1 = CT.Question("Q1", "part1", 6, 20, 0.5, "t", [case("good"), case("bad")])
+        q2 = CT.Question("Q2", "part1", 3, 20, 0.5, "t", [case("bad"), case("fine")])
+        q3 = CT.Question("Q3", "part1", 3, 20, 0.5, "t", [case("fine2")])
+        r1, r2, r3 = JUDGE.QuestionResult(q1, {}), JUDGE.QuestionResult(q2, {}), JUDGE.QuestionResult(q3, {})
+        SAN.sanitize(g, [(binary, [r1, r2, r3])])
         for r in (r1, r2):
             self.assertIn("memcheck reported 2 errors in Q1's tests", r.sanitizer)
             self.assertIn("racecheck reported 2 errors in Q1's tests", r.sanitizer)
@@ -383,9 +399,9 @@ class Isolation(unittest.TestCase):
 
     def limited(self, **changes):
         """run_case with the test limits changed (restored at the test's end)."""
-        saved = G.sb.TEST
-        G.sb.TEST = dataclasses.replace(saved, **changes)
-        self.addCleanup(setattr, G.sb, "TEST", saved)
+        saved = SB.TEST
+        SB.TEST = dataclasses.replace(saved, **changes)
+        self.addCleanup(setattr, SB, "TEST", saved)
 
     def test_a_test_is_stopped_at_its_file_size_limit(self):
         self.limited(file_size=1 << 20)
@@ -404,7 +420,7 @@ class Isolation(unittest.TestCase):
         # cgroup's limit), or the cgroup kills it and says so.
         self.assertRegex(o.message, "MemoryError|ran out of its 256 MiB of host memory")
 
-    @unittest.skipUnless(G.sb.Cgroups().root, "no cgroup v2 subtree can be made here (the limits are rlimits)")
+    @unittest.skipUnless(SB.Cgroups().root, "no cgroup v2 subtree can be made here (the limits are rlimits)")
     def test_a_test_is_stopped_at_its_process_and_thread_limit(self):
         self.limited(tasks=16)
         o = self.outcome("import threading, time\nline(event='start', test=name)\n"
@@ -431,19 +447,19 @@ class Isolation(unittest.TestCase):
         os.mkfifo(pipe)
         os.symlink("/etc/hostname", link)
         started = time.monotonic()
-        with self.assertRaisesRegex(h.LeftFileError, "not a regular file"):
-            h.read_left_file(pipe)
-        with self.assertRaisesRegex(h.LeftFileError, "symbolic link"):
-            h.read_left_file(link)
+        with self.assertRaisesRegex(PROC.LeftFileError, "not a regular file"):
+            PROC.read_left_file(pipe)
+        with self.assertRaisesRegex(PROC.LeftFileError, "symbolic link"):
+            PROC.read_left_file(link)
         self.assertLess(time.monotonic() - started, 5)
-        self.assertEqual(h.sanitizer_errors(pipe), None)
+        self.assertEqual(SAN.sanitizer_errors(pipe), None)
 
     def test_a_left_file_is_read_only_up_to_its_cap(self):
         big = self.dir / "big"
         big.write_bytes(b"x" * 2000)
-        self.assertEqual(len(h.read_left_file(big, cap=4096)), 2000)
-        with self.assertRaises(h.LeftFileError):
-            h.read_left_file(big, cap=1000)
+        self.assertEqual(len(PROC.read_left_file(big, cap=4096)), 2000)
+        with self.assertRaises(PROC.LeftFileError):
+            PROC.read_left_file(big, cap=1000)
 
     def test_exit_zero_in_the_middle_of_a_test_fails(self):
         o = self.outcome("line(event='start', test=name)\nsys.exit(0)\n")
@@ -495,22 +511,22 @@ class Isolation(unittest.TestCase):
     def test_sanitizer_logs_are_read_for_their_error_counts(self):
         log = self.dir / "s.log"
         log.write_text("========= Invalid __global__ read\n========= ERROR SUMMARY: 3 errors\n")
-        self.assertEqual(h.sanitizer_errors(log), 3)
+        self.assertEqual(SAN.sanitizer_errors(log), 3)
         log.write_text("========= RACECHECK SUMMARY: 2 hazards displayed (1 error, 1 warning)\n")
-        self.assertEqual(h.sanitizer_errors(log, "racecheck"), 1)
+        self.assertEqual(SAN.sanitizer_errors(log, "racecheck"), 1)
         log.write_text("========= ERROR SUMMARY: 0 errors\n")
-        self.assertEqual(h.sanitizer_errors(log), 0)
-        self.assertIsNone(h.sanitizer_errors(self.dir / "missing.log"))
+        self.assertEqual(SAN.sanitizer_errors(log), 0)
+        self.assertIsNone(SAN.sanitizer_errors(self.dir / "missing.log"))
         # Lines the code under test wrote into the log (its descriptor is
         # inherited) come before the sanitizer's own summary, written last;
         # and a memcheck log is read for memcheck's summary only.
         log.write_text("========= ERROR SUMMARY: 0 errors\n========= RACECHECK SUMMARY: 0 hazards displayed "
                        "(0 errors, 0 warnings)\n========= Invalid __global__ read\n========= ERROR SUMMARY: 1 error\n")
-        self.assertEqual(h.sanitizer_errors(log), 1)
+        self.assertEqual(SAN.sanitizer_errors(log), 1)
 
 
     def test_without_a_sandbox_a_daemon_is_still_ended(self):
-        h.become_subreaper()  # as grade.py's main does: orphans come to the harness
+        PROC.become_subreaper()  # as grade.py's main does: orphans come to the harness
         marker = self.dir / "daemon-alive"
         self.outcome(f"import subprocess\nsubprocess.Popen(['setsid', 'sh', '-c', 'sleep 2; touch {marker}'])\n"
                      "line(event='start', test=name)\n")
@@ -525,7 +541,7 @@ class Isolation(unittest.TestCase):
         held, release = threading.Event(), threading.Event()
 
         def other_grading():  # another grading's process holds the GPU's only place
-            with G.place(g.gpu_place, 1):
+            with GPUS.place(g.gpu_place, 1):
                 held.set()
                 release.wait()
 
@@ -555,11 +571,11 @@ class Isolation(unittest.TestCase):
     def test_a_tool_the_harness_runs_itself_is_no_orphan(self):
         # nm and readelf run beside the graded processes (symbols.py): the
         # reaping after another run's end once killed them ("nm exited -9").
-        h.become_subreaper()
+        PROC.become_subreaper()
         tool = subprocess.Popen(["sleep", "30"])
         try:
-            h.reap_orphans()
-            h.run(["true"], self.dir, 5)  # reaps at its end, as every run does
+            PROC.reap_orphans()
+            PROC.run(["true"], self.dir, 5)  # reaps at its end, as every run does
             self.assertIsNone(tool.poll(), "reap_orphans killed a process of the harness's own")
         finally:
             tool.kill()
@@ -582,7 +598,7 @@ class Isolation(unittest.TestCase):
     def test_logs_are_capped(self):
         self.outcome("sys.stdout.write('x' * (3 << 20)); sys.stdout.flush()\n")
         log = (self.dir / "log").read_bytes()
-        self.assertLess(len(log), h.LOG_CAP_BYTES + 200)
+        self.assertLess(len(log), PROC.LOG_CAP_BYTES + 200)
         self.assertIn(b"log cut", log)
 
 
@@ -605,7 +621,7 @@ def ints(*values) -> bytes:
 class Verdicts(unittest.TestCase):
     """A report is a claim; the trusted run's results are the truth, compared
     by the harness (harness.judge, results.compare)."""
-    TRUSTED = h.Trusted("passed", "")
+    TRUSTED = REP.Trusted("passed", "")
 
     def setUp(self):
         self.tmp = tempfile.TemporaryDirectory()
@@ -626,8 +642,8 @@ class Verdicts(unittest.TestCase):
         same = self.stream("same", {"t": [("output [seed 1]", "i32", ints(1, 2, 3, 4)),
                                           ("input A after the run [seed 1]", "tagged", ints(5, 0, 6, 1))]})
         self.assertEqual(RS.compare(same, self.theirs, "t"), "")
-        self.assertEqual(h.judge(h.Outcome("passed"), self.TRUSTED, "").status, "passed")
-        forged = h.judge(h.Outcome("passed"), self.TRUSTED, RS.compare(self.stream("none", {}), self.theirs, "t"))
+        self.assertEqual(JUDGE.judge(REP.Outcome("passed"), self.TRUSTED, "").status, "passed")
+        forged = JUDGE.judge(REP.Outcome("passed"), self.TRUSTED, RS.compare(self.stream("none", {}), self.theirs, "t"))
         self.assertEqual(forged.status, "failed")
         self.assertIn("no results", forged.message)
 
@@ -668,13 +684,13 @@ class Verdicts(unittest.TestCase):
             self.assertEqual(bool(s.tests.get("t")) and not s.problem, whole)
 
     def test_the_trusted_run_decides_what_is_not_graded(self):
-        skipped = h.Trusted("skipped", "not graded here: needs 17 GiB of device memory")
-        self.assertEqual(h.judge(h.Outcome("passed"), skipped, "").status, "not-graded")
+        skipped = REP.Trusted("skipped", "not graded here: needs 17 GiB of device memory")
+        self.assertEqual(JUDGE.judge(REP.Outcome("passed"), skipped, "").status, "not-graded")
         # the student's process said "no memory" where the trusted one had it
-        claim = h.Outcome("not-graded", "not graded here: needs 17 GiB")
-        self.assertEqual(h.judge(claim, self.TRUSTED, "").status, "failed")
-        self.assertEqual(h.judge(h.Outcome("failed", "index 3"), self.TRUSTED, "").message, "index 3")
-        self.assertEqual(h.judge(h.Outcome("passed"), None, "").status, "not-graded")
+        claim = REP.Outcome("not-graded", "not graded here: needs 17 GiB")
+        self.assertEqual(JUDGE.judge(claim, self.TRUSTED, "").status, "failed")
+        self.assertEqual(JUDGE.judge(REP.Outcome("failed", "index 3"), self.TRUSTED, "").message, "index 3")
+        self.assertEqual(JUDGE.judge(REP.Outcome("passed"), None, "").status, "not-graded")
 
     def test_the_trusted_report_is_read_per_test(self):
         with tempfile.TemporaryDirectory() as tmp:
@@ -683,8 +699,8 @@ class Verdicts(unittest.TestCase):
                             '{"event":"end","test":"a","status":"passed","reason":"","failure":""}\n'
                             '{"event":"end","test":"b","status":"skipped","reason":"not graded here"}\n'
                             'garbage\n')
-            got = h.read_report_ends(path)
-        self.assertEqual(got["a"], h.Trusted("passed", ""))
+            got = REP.read_report_ends(path)
+        self.assertEqual(got["a"], REP.Trusted("passed", ""))
         self.assertEqual((got["b"].status, got["b"].message), ("skipped", "not graded here"))
 
     def test_the_traces_objections_fail_a_passing_report(self):
@@ -693,7 +709,7 @@ class Verdicts(unittest.TestCase):
             path.write_text('{"event":"start","test":"t"}\n{"event":"end","test":"t","status":"passed",'
                             '"trace":"it called cudaMemPoolCreate"}\n'
                             '{"event":"summary","passed":1,"failed":0,"skipped":0}\n')
-            o = h.read_report(path, "t", h.Run(0, 1, ""), 5)
+            o = REP.read_report(path, "t", PROC.Run(0, 1, ""), 5)
         self.assertEqual(o.status, "failed")
         self.assertIn("cudaMemPoolCreate", o.message)
 
@@ -702,13 +718,13 @@ class Verdicts(unittest.TestCase):
             path = Path(tmp) / "r.jsonl"
             path.write_text('{"event":"start","test":"t"}\n{"event":"end","test":"t","status":"passed"}\n'
                             '{"event":"summary","passed":1,"failed":0,"skipped":0}\n')
-            self.assertEqual(h.read_report(path, "t", h.Run(0, 1, ""), 5).status, "passed")
-            self.assertEqual(h.read_report(path, "t", h.Run(3, 1, ""), 5).status, "failed")
+            self.assertEqual(REP.read_report(path, "t", PROC.Run(0, 1, ""), 5).status, "passed")
+            self.assertEqual(REP.read_report(path, "t", PROC.Run(3, 1, ""), 5).status, "failed")
 
 
-def plain_options(sandbox: str | None) -> G.Options:
+def plain_options(sandbox: str | None) -> OPT.Options:
     """The harness's options with every default but the seed and SANDBOX."""
-    return G.Options(G.argparse.Namespace(timeout=None, timeout_scale=None, build_timeout=None, sanitize="0",
+    return OPT.Options(argparse.Namespace(timeout=None, timeout_scale=None, build_timeout=None, sanitize="0",
                                           no_large=None, arch=None, parts=None, seed="5", out=None, base=None,
                                           timing=None, sandbox=sandbox, work_root=None))
 
@@ -718,7 +734,7 @@ class Environment(unittest.TestCase):
         saved = dict(os.environ)
         try:
             os.environ.update({"MAKEFLAGS": "-j4 -- GRADES=/secret/grades", "GRADE_TOKEN": "t0ken", "PWD": "/secret"})
-            env = G.test_env(plain_options("0"), {"CUDA_VISIBLE_DEVICES": "1"})
+            env = PROC.test_env(plain_options("0"), {"CUDA_VISIBLE_DEVICES": "1"})
         finally:
             os.environ.clear()
             os.environ.update(saved)
@@ -726,7 +742,7 @@ class Environment(unittest.TestCase):
         self.assertIn("PATH", env)
         for name in ("MAKEFLAGS", "GRADE_TOKEN", "PWD"):
             self.assertNotIn(name, env)
-        self.assertEqual(set(env) - set(G.ENV_KEPT), {"LAB_SEED", "LAB_TRACE", "LAB_CONFINE", "LAB_LARGE", "NO_COLOR"})
+        self.assertEqual(set(env) - set(PROC.ENV_KEPT), {"LAB_SEED", "LAB_TRACE", "LAB_CONFINE", "LAB_LARGE", "NO_COLOR"})
 
 
 class Archives(unittest.TestCase):
@@ -734,21 +750,21 @@ class Archives(unittest.TestCase):
         with tempfile.TemporaryDirectory() as tmp:
             path = Path(tmp) / "many.tar"
             with tarfile.open(path, "w") as tar:
-                for i in range(h.ARCHIVE_MEMBERS + 5):
+                for i in range(SUB.ARCHIVE_MEMBERS + 5):
                     data = b"x"
                     info = tarfile.TarInfo(f"junk/{i}.txt")
                     info.size = len(data)
                     tar.addfile(info, io.BytesIO(data))
             notes: list[str] = []
-            readers = h._archive_readers(path, notes)
-        self.assertEqual(len(readers), h.ARCHIVE_MEMBERS)
+            readers = SUB._archive_readers(path, notes)
+        self.assertEqual(len(readers), SUB.ARCHIVE_MEMBERS)
         self.assertTrue(any("the rest were not looked at" in n for n in notes), notes)
 
 
 class Unsandboxed(unittest.TestCase):
     def test_grading_without_a_sandbox_needs_sandbox_0_said(self):
         opts = plain_options(None)
-        opts.sandbox = G.sb.Sandbox(tools=())  # as where no namespace can be made
+        opts.sandbox = SB.Sandbox(tools=())  # as where no namespace can be made
         self.assertIn("SANDBOX=0", opts.unsandboxed())
         self.assertEqual(plain_options("0").unsandboxed(), "")
 
@@ -757,7 +773,7 @@ class Confinement(unittest.TestCase):
     """Each graded test case is one process (tests/confine.cpp)."""
 
     def test_a_confined_test_program_starts_threads_but_no_process(self):
-        binary = h.LAB / "build" / "test_common"
+        binary = CT.LAB / "build" / "test_common"
         if not binary.exists():
             self.skipTest("build/test_common is not built (make tests)")
         r = subprocess.run([str(binary), "[confine]"], capture_output=True, text=True, timeout=60,
@@ -776,11 +792,11 @@ class Includes(unittest.TestCase):
                            "  part1_merge_path/part1.cuh /usr/include/stdio.h \\\n"
                            "  ../../part1_merge_path/reference.cu /etc/passwd tests/oracle/oracle_part1.cpp\n"
                            "part1_merge_path/part1.cuh:\n")
-            got = h.include_problems(dep, work, [Path("/usr/include")])
+            got = BUILD.include_problems(dep, work, [Path("/usr/include")])
         self.assertEqual(got, ["../../part1_merge_path/reference.cu", "/etc/passwd", "tests/oracle/oracle_part1.cpp"])
 
     def test_a_missing_dependency_file_is_a_problem(self):
-        self.assertTrue(h.include_problems(Path("/nonexistent.d"), Path("/tmp"), []))
+        self.assertTrue(BUILD.include_problems(Path("/nonexistent.d"), Path("/tmp"), []))
 
     def test_the_headers_of_the_toolkit_in_use_are_system_headers_wherever_it_lies(self):
         from unittest import mock
@@ -794,12 +810,12 @@ class Includes(unittest.TestCase):
             dep = work / "student.d"
             dep.write_text(f"student.o : student.cu {kit}/bin/../include/cuda_runtime.h {tmp}/elsewhere.h\n")
             with mock.patch.dict(os.environ, {"NVCC": str(kit / "bin" / "nvcc")}):
-                roots = G.system_include_roots()
+                roots = BUILD.system_include_roots()
             self.assertIn(kit.resolve(), roots)
-            self.assertEqual(h.include_problems(dep, work, roots), [f"{tmp}/elsewhere.h"])
+            self.assertEqual(BUILD.include_problems(dep, work, roots), [f"{tmp}/elsewhere.h"])
 
 
-@unittest.skipUnless(G.sb.Sandbox().available, "no sandbox can start on this machine: " + G.sb.Sandbox().why)
+@unittest.skipUnless(SB.Sandbox().available, "no sandbox can start on this machine: " + SB.Sandbox().why)
 class Sandbox(unittest.TestCase):
     """What a sandboxed test process can and cannot do (sandbox.py), with the
     first tool that starts here; SandboxBwrap repeats it with bubblewrap. Each
@@ -828,7 +844,7 @@ class Sandbox(unittest.TestCase):
         victim = self.dir / "results.json"
         victim.write_text("true results")
         with tempfile.NamedTemporaryFile(prefix="lab-outside-") as outside:  # in the machine's /tmp
-            o = self.passes(f"assert not os.path.exists({str(h.LAB / 'Makefile')!r})\n"
+            o = self.passes(f"assert not os.path.exists({str(CT.LAB / 'Makefile')!r})\n"
                             f"assert not os.path.exists({outside.name!r})\n"
                             f"try:\n    open({str(victim)!r}, 'w').write('forged')\nexcept OSError:\n    pass\n")
         self.assertEqual(o.status, "passed", o.message)
@@ -864,7 +880,7 @@ class Sandbox(unittest.TestCase):
     def test_its_first_process_names_nothing_of_the_grading(self):
         # Its own command is its to see; the sandbox's mounts and the lab are not.
         o = self.passes("first = open('/proc/1/cmdline', 'rb').read().decode(errors='replace')\n"
-                        f"assert {str(h.LAB)!r} not in first, first\n"
+                        f"assert {str(CT.LAB)!r} not in first, first\n"
                         "assert 'bind' not in first and 'mount' not in first, first\n")
         self.assertEqual(o.status, "passed", o.message)
 
@@ -875,11 +891,11 @@ class Sandbox(unittest.TestCase):
         self.assertEqual(o.status, "passed", o.message)
 
     def test_a_build_sees_no_gpu_and_a_test_the_graded_one_only(self):
-        box = G.sb.Sandbox(tools=self.TOOLS)
+        box = SB.Sandbox(tools=self.TOOLS)
         listing = "import os\nprint(sorted(n for n in os.listdir('/dev') if n.startswith('nvidia')))"
         seen = {}
-        for limits, gpu in ((G.sb.BUILD, None), (G.sb.TEST, ["nvidiactl"])):
-            r = h.run(box.wrap([PYTHON, "-c", listing], Path("/"), limits, gpu=gpu), self.dir, 30, sandboxed=True)
+        for limits, gpu in ((SB.BUILD, None), (SB.TEST, ["nvidiactl"])):
+            r = PROC.run(box.wrap([PYTHON, "-c", listing], Path("/"), limits, gpu=gpu), self.dir, 30, sandboxed=True)
             seen[limits.what] = r.output.strip()
         self.assertEqual(seen["build"], "[]")
         if Path("/dev/nvidiactl").exists():
@@ -888,10 +904,10 @@ class Sandbox(unittest.TestCase):
     def test_a_log_it_names_goes_to_the_harness_through_a_pipe(self):
         # As the sanitizer's log and the demos' CSV: "{log}" names a pipe's end.
         g = self.iso.grading(True)
-        g.opts.sandbox = G.sb.Sandbox(hidden=(h.LAB,), tools=self.TOOLS)
+        g.opts.sandbox = SB.Sandbox(hidden=(CT.LAB,), tools=self.TOOLS)
         g.opts.sandbox.own(self.dir)
         r, results, report, log = g.sandboxed_with_pipes(["/bin/sh", "-c", 'echo written > "$1"', "sh", "{log}"],
-                                                         G.sb.TEST, 30, self.dir / "out.log", self.dir / "stem", 0, 0,
+                                                         SB.TEST, 30, self.dir / "out.log", self.dir / "stem", 0, 0,
                                                          log_cap=1 << 20)
         results.wait()
         report.wait()
@@ -908,34 +924,34 @@ class Sandbox(unittest.TestCase):
         self.assertEqual(o.status, "passed", o.message)
 
 
-@unittest.skipUnless(G.sb.Sandbox(tools=("bwrap",)).available, "bubblewrap cannot start a sandbox here")
+@unittest.skipUnless(SB.Sandbox(tools=("bwrap",)).available, "bubblewrap cannot start a sandbox here")
 class SandboxBwrap(Sandbox):
     TOOLS = ("bwrap",)
 
 
 class LimitsTable(unittest.TestCase):
-    @unittest.skipUnless((h.LAB / "part1_merge_path" / "reference.cu").exists(),
+    @unittest.skipUnless((CT.LAB / "part1_merge_path" / "reference.cu").exists(),
                          "a student copy's README has no instructors' section")
     def test_the_readmes_limits_are_the_sandboxs(self):
-        readme = (h.LAB / "README.md").read_text()
+        readme = (CT.LAB / "README.md").read_text()
         rows = {}
         for line in readme.splitlines():
             cells = [c.strip() for c in line.strip().strip("|").split("|")]
             if line.strip().startswith("|") and len(cells) == 4:
                 rows[cells[0]] = cells[1:]
-        kinds = (G.sb.BUILD, G.sb.TEST, G.sb.SANITIZED)
+        kinds = (SB.BUILD, SB.TEST, SB.SANITIZED)
         self.assertEqual(rows["host memory, its `/tmp` and `/dev/shm` included"],
-                         [G.sb.describe_bytes(k.memory) for k in kinds])
+                         [SB.describe_bytes(k.memory) for k in kinds])
         self.assertEqual(rows["processes and threads"], [str(k.tasks) for k in kinds])
-        self.assertEqual(rows["largest file it writes"], [G.sb.describe_bytes(k.file_size) for k in kinds])
+        self.assertEqual(rows["largest file it writes"], [SB.describe_bytes(k.file_size) for k in kinds])
         self.assertEqual(rows["private `/tmp`"], [k.tmp for k in kinds])
         self.assertEqual(rows["private `/dev/shm`"], [k.shm for k in kinds])
         prose = " ".join(readme.split())
-        self.assertIn(f"{G.sb.NPROC_WITHOUT_CGROUP} processes per user", prose)
-        self.assertIn(f"program of more than {G.BINARY_CAP >> 20} MiB", prose)
-        self.assertIn(f"at most `GPU_JOBS` processes (default {G.GPU_JOBS})", prose)
+        self.assertIn(f"{SB.NPROC_WITHOUT_CGROUP} processes per user", prose)
+        self.assertIn(f"program of more than {BUILD.BINARY_CAP >> 20} MiB", prose)
+        self.assertIn(f"at most `GPU_JOBS` processes (default {OPT.GPU_JOBS})", prose)
         slowest = "mergeSmall merges every size from 0 to 1024 at several splits"
-        q1 = h.read_points(h.LAB, "part1")["Q1"]
+        q1 = CT.read_points(CT.LAB, "part1")["Q1"]
         self.assertIn(f'"{slowest}", has {q1.timeouts[slowest]:g} s for', prose)
 
 
@@ -945,7 +961,7 @@ class TrustedLargeSlots(unittest.TestCase):
         inside, most = [0], [0]
 
         def one():
-            with G.place("test", 2):
+            with GPUS.place("test", 2):
                 inside[0] += 1
                 most[0] = max(most[0], inside[0])
                 time.sleep(0.3)
@@ -957,9 +973,9 @@ class TrustedLargeSlots(unittest.TestCase):
         for t in threads:
             t.join()
         self.assertEqual(most[0], 2)
-        self.assertEqual(G.large_jobs(143771, 4), min(4, (os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") >> 20)
-                                                    // G.LARGE_PROCESS_MIB) or 1)
-        self.assertEqual(G.large_jobs(16000, 4), 1)
+        self.assertEqual(GPUS.large_jobs(143771, 4), min(4, (os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") >> 20)
+                                                    // GPUS.LARGE_PROCESS_MIB) or 1)
+        self.assertEqual(GPUS.large_jobs(16000, 4), 1)
 
 
 class GpuNodes(unittest.TestCase):
@@ -973,14 +989,14 @@ class GpuNodes(unittest.TestCase):
                 (driver / bus).mkdir(parents=True)
                 (driver / bus / "information").write_text(f"Model: \t\t NVIDIA H200\nGPU UUID: \t {uuid}\n"
                                                            f"Device Minor: \t {minor}\n")
-            self.assertEqual(G.sb.gpu_nodes("GPU-bbbb", driver, dev), ["nvidia-caps", "nvidia-uvm", "nvidiactl",
+            self.assertEqual(SB.gpu_nodes("GPU-bbbb", driver, dev), ["nvidia-caps", "nvidia-uvm", "nvidiactl",
                                                                       "nvidia3"])
-            self.assertIsNone(G.sb.gpu_nodes("GPU-cccc", driver, dev))  # not the driver's: every node, said so
+            self.assertIsNone(SB.gpu_nodes("GPU-cccc", driver, dev))  # not the driver's: every node, said so
 
 
 class Scoring(unittest.TestCase):
     def question(self, weights, points=6.0):
-        q = h.Question("Q1", "part1", points, 60, 0.5, "Merge")
+        q = CT.Question("Q1", "part1", points, 60, 0.5, "Merge")
         for name, w in weights.items():
             q.tests.append(case(name))
             q.weights[name] = w
@@ -988,46 +1004,46 @@ class Scoring(unittest.TestCase):
 
     def test_points_split_by_weight_and_weight_zero_gives_nothing(self):
         q = self.question({"a": 1, "b": 2, "refuses": 0})
-        r = h.QuestionResult(q, {"a": h.Outcome("passed"), "b": h.Outcome("failed", "x"),
-                                 "refuses": h.Outcome("passed")})
+        r = JUDGE.QuestionResult(q, {"a": REP.Outcome("passed"), "b": REP.Outcome("failed", "x"),
+                                 "refuses": REP.Outcome("passed")})
         self.assertAlmostEqual(r.score, 2.0)
         self.assertEqual(r.counts(), (1, 2))
         self.assertEqual(r.first_failure, "b: x")
 
     def test_a_not_graded_test_leaves_the_split(self):
         q = self.question({"a": 1, "large": 1})
-        r = h.QuestionResult(q, {"a": h.Outcome("passed"), "large": h.Outcome("not-graded", "needs memory")})
+        r = JUDGE.QuestionResult(q, {"a": REP.Outcome("passed"), "large": REP.Outcome("not-graded", "needs memory")})
         self.assertAlmostEqual(r.score, 6.0)
         self.assertEqual(r.counts(), (1, 1))
 
     def test_a_test_that_never_ran_scores_nothing(self):
-        r = h.QuestionResult(self.question({"a": 1}), {})
+        r = JUDGE.QuestionResult(self.question({"a": 1}), {})
         self.assertEqual(r.score, 0)
 
     def test_sanitizer_errors_cost_the_penalty(self):
         q = self.question({"a": 1})
-        r = h.QuestionResult(q, {"a": h.Outcome("passed")}, sanitizer="memcheck reported 2 errors")
+        r = JUDGE.QuestionResult(q, {"a": REP.Outcome("passed")}, sanitizer="memcheck reported 2 errors")
         self.assertAlmostEqual(r.score, 3.0)
 
     def test_results_json_table_and_gradebook(self):
         q = self.question({"a": 1, "b": 1, "zero": 0})
-        r = h.QuestionResult(q, {"a": h.Outcome("passed"), "b": h.Outcome("failed", 'bad "quote"')})
-        data = h.results_json([r], ["missing: x"], 42)
+        r = JUDGE.QuestionResult(q, {"a": REP.Outcome("passed"), "b": REP.Outcome("failed", 'bad "quote"')})
+        data = OUT.results_json([r], ["missing: x"], 42)
         self.assertEqual(data["score"], 3.0)
         self.assertEqual([t["name"] for t in data["tests"]], ["Q1 a", "Q1 b"])
         self.assertEqual({k for t in data["tests"] for k in t},
                          {"name", "score", "max_score", "output", "visibility", "status"})
         self.assertEqual([t["status"] for t in data["tests"]], ["passed", "failed"])
         self.assertIn("LAB_SEED=42", data["output"])
-        self.assertIn("3/6", h.table([r]))
-        line = h.gradebook_line('a "b"', [r], 42, ['note "x"'])
+        self.assertIn("3/6", OUT.table([r]))
+        line = OUT.gradebook_line('a "b"', [r], 42, ['note "x"'])
         self.assertEqual(line, '"a ""b""",3,6,3,"no report handed in",42,"note ""x"""')
-        line = h.gradebook_line("c", [r], 1, [], report="report.md and 2 figures")
+        line = OUT.gradebook_line("c", [r], 1, [], report="report.md and 2 figures")
         self.assertIn('"to be graded by a person: report.md and 2 figures"', line)
 
     def test_refusing_writes_score_zero_and_the_reason(self):
         with tempfile.TemporaryDirectory() as tmp:
-            G.refuse(Path(tmp), "alice", "no GPU: no NVIDIA driver", 7)
+            OUT.refuse(Path(tmp), "alice", "no GPU: no NVIDIA driver", 7)
             data = json.loads((Path(tmp) / "results.json").read_text())
             self.assertEqual(data["score"], 0)
             self.assertIn("NOT GRADED: no GPU", data["output"])
@@ -1038,13 +1054,13 @@ class Records(unittest.TestCase):
     def test_the_gradebook_comes_from_the_harness_records_not_the_students_folders(self):
         with tempfile.TemporaryDirectory() as tmp:
             grades = Path(tmp)
-            q = list(h.all_questions(h.LAB).values())
-            records = G.Records(grades)
-            results = [h.QuestionResult(x, {}) for x in q]
-            records.add({"student": "alice", "score": 0, "gradebook": h.gradebook_line("alice", results, 1, [])})
+            q = list(CT.all_questions(CT.LAB).values())
+            records = BOOK.Records(grades)
+            results = [JUDGE.QuestionResult(x, {}) for x in q]
+            records.add({"student": "alice", "score": 0, "gradebook": OUT.gradebook_line("alice", results, 1, [])})
             (grades / "alice").mkdir()
             (grades / "alice" / "gradebook.csv").write_text(f"header\n\"alice\",{TOTAL},{TOTAL}\n")  # a forgery
-            G.write_gradebook(grades, [("alice", None), ("bob", None)], G.Records(grades).records)
+            BOOK.write_gradebook(grades, [("alice", None), ("bob", None)], BOOK.Records(grades).records)
             book = (grades / "gradebook.csv").read_text().splitlines()
         self.assertTrue(book[1].startswith(f'"alice",0,{TOTAL},'), book[1])
         self.assertIn("not graded", book[2])
@@ -1053,32 +1069,32 @@ class Records(unittest.TestCase):
         argv = ["grade-all", "--submissions", "class", "--out", "grades", "--regrade", "bob", "--timeout", "9",
                 "--scheduler", "slurm", "--slurm-gres=", "--slurm-partition", "gpu", "--seed", "7",
                 "--arch", "sm_80", "--base", "b", "--sanitize", "0"]
-        self.assertEqual(G.task_argv(argv), ["--timeout", "9", "--arch", "sm_80", "--sanitize", "0"])
+        self.assertEqual(SLURM.task_argv(argv), ["--timeout", "9", "--arch", "sm_80", "--sanitize", "0"])
 
     def test_slurm_task_records_are_gathered_and_refusals_graded_again(self):
         with tempfile.TemporaryDirectory() as tmp:
             grades = Path(tmp)
-            tasks = grades / G.TASKS_DIR
+            tasks = grades / SLURM.TASKS_DIR
             tasks.mkdir(parents=True)
-            results = [h.QuestionResult(x, {}) for x in h.all_questions(h.LAB).values()]
+            results = [JUDGE.QuestionResult(x, {}) for x in CT.all_questions(CT.LAB).values()]
             (tasks / "alice.json").write_text(json.dumps(
-                {"student": "alice", "score": 0, "gradebook": h.gradebook_line("alice", results, 1, [])}))
+                {"student": "alice", "score": 0, "gradebook": OUT.gradebook_line("alice", results, 1, [])}))
             (tasks / "bob.json").write_text(json.dumps(
-                {"student": "bob", "score": 0, "refused": "no GPU", "gradebook": h.gradebook_line("bob", results, 1, [])}))
+                {"student": "bob", "score": 0, "refused": "no GPU", "gradebook": OUT.gradebook_line("bob", results, 1, [])}))
             (tasks / "broken.json").write_text("{")
-            records = G.Records(grades)
-            refused = G.gather_tasks(grades, records)
+            records = BOOK.Records(grades)
+            refused = SLURM.gather_tasks(grades, records)
             self.assertEqual(list(records.records), ["alice"])
             self.assertEqual(list(refused), ["bob"])
-            self.assertEqual(list(G.Records(grades).records), ["alice"])  # in records.jsonl now
+            self.assertEqual(list(BOOK.Records(grades).records), ["alice"])  # in records.jsonl now
             self.assertFalse((tasks / "alice.json").exists())
 
     def test_results_say_incomplete_until_the_verdict_is_written(self):
         with tempfile.TemporaryDirectory() as tmp:
             out = Path(tmp)
-            h.write_atomically(out / "results.json", json.dumps(h.incomplete_json("grading did not finish")))
+            OUT.write_atomically(out / "results.json", json.dumps(OUT.incomplete_json("grading did not finish")))
             self.assertIn("INCOMPLETE", json.loads((out / "results.json").read_text())["output"])
-            G.write_outputs(out, "alice", [h.QuestionResult(q, {}) for q in h.all_questions(h.LAB).values()], [], 3)
+            OUT.write_outputs(out, "alice", [JUDGE.QuestionResult(q, {}) for q in CT.all_questions(CT.LAB).values()], [], 3)
             self.assertNotIn("INCOMPLETE", json.loads((out / "results.json").read_text())["output"])
             self.assertEqual(sorted(p.name for p in out.iterdir()),
                              ["gradebook.csv", "report.txt", "results.json", "summary.json"])
@@ -1109,70 +1125,70 @@ class Speed(unittest.TestCase):
 
     def test_ratios_are_geometric_means_over_rows_both_measured(self):
         with tempfile.TemporaryDirectory() as tmp:
-            ref = h.read_timing_csv(self.csv(Path(tmp), "ref.csv", """\
+            ref = TIMING.read_timing_csv(self.csv(Path(tmp), "ref.csv", """\
                 copy,cudaMemcpy,1024,0,,0.5,1,,,,GPU X
                 Q5,reference,1024,0,,1.0,1,thrust::merge,2.0,0.5,GPU X
                 Q5,reference,1024,0,,1.0,1,rank-naive,3.0,0.33,GPU X
                 Q5,reference,4096,0,,2.0,1,thrust::merge,2.0,1.0,GPU X
                 Q7,reference,4096,0,256x17,1.0,1,,,,GPU X
                 """))
-            student = h.read_timing_csv(self.csv(Path(tmp), "student.csv", """\
+            student = TIMING.read_timing_csv(self.csv(Path(tmp), "student.csv", """\
                 Q5,student,1024,0,,4.0,1,thrust::merge,2.0,2.0,GPU X
                 Q5,student,4096,0,,2.0,1,thrust::merge,2.0,1.0,GPU X
                 Q7,student,4096,0,128x4,9.0,1,,,,GPU X
                 Q9,student,1,0,,nan,1,,,,GPU X
                 """))
         self.assertEqual(len(ref), 3)  # one time per row key; the copy row is no study
-        ratios = h.speed_ratios(student, ref)
+        ratios = TIMING.speed_ratios(student, ref)
         self.assertEqual(set(ratios), {"Q5"})  # Q7's shapes differ: nothing to compare
         self.assertAlmostEqual(ratios["Q5"][0], 2.0)  # (4 / 1 * 2 / 2) ** (1 / 2)
         self.assertEqual(ratios["Q5"][1], 2)
-        note = h.speed_note(ratios, "GPU X", ["./part3 crashed"])
+        note = TIMING.speed_note(ratios, "GPU X", ["./part3 crashed"])
         self.assertIn("Q5 2.00", note)
         self.assertIn("no points", note)
         self.assertIn("not timed: ./part3 crashed", note)
 
     def test_a_missing_or_garbled_csv_times_nothing(self):
         with tempfile.TemporaryDirectory() as tmp:
-            self.assertEqual(h.read_timing_csv(Path(tmp) / "none.csv"), {})
+            self.assertEqual(TIMING.read_timing_csv(Path(tmp) / "none.csv"), {})
             bad = Path(tmp) / "bad.csv"
             bad.write_bytes(b"\xff\xfe garbage")
-            self.assertEqual(h.read_timing_csv(bad), {})
-        self.assertIn("nothing comparable", h.speed_note({}, "GPU X", []))
+            self.assertEqual(TIMING.read_timing_csv(bad), {})
+        self.assertIn("nothing comparable", TIMING.speed_note({}, "GPU X", []))
 
 
 class Faults(unittest.TestCase):
-    @unittest.skipUnless((h.LAB / "part1_merge_path" / "reference.cu").exists(), "a student copy has no reference")
+    @unittest.skipUnless((CT.LAB / "part1_merge_path" / "reference.cu").exists(), "a student copy has no reference")
     def test_every_planted_fault_applies_to_the_reference(self):
         import faults as F
 
-        reference = F.reference_submission(h.LAB)
+        reference = F.reference_submission(CT.LAB)
         self.assertEqual(sorted(reference), sorted(MANIFEST))
         self.assertNotIn("reference_search.cuh", "".join(reference.values()))
-        questions = h.all_questions(h.LAB)
+        questions = CT.all_questions(CT.LAB)
         for fault in F.FAULTS:
             files = F.apply(fault, reference)
             self.assertNotEqual(files, reference, fault.name)
             self.assertTrue(set(fault.expect) <= set(questions), fault.name)
             self.assertTrue(any(v != "full" for v in fault.expect.values()), fault.name)
 
-    @unittest.skipUnless((h.LAB / "part1_merge_path" / "reference.cu").exists(), "a student copy has no reference")
+    @unittest.skipUnless((CT.LAB / "part1_merge_path" / "reference.cu").exists(), "a student copy has no reference")
     def test_every_hostile_submission_hands_in_the_manifest_files(self):
         import faults as F
 
-        skeleton, reference = F.skeleton_submission(h.LAB), F.reference_submission(h.LAB)
+        skeleton, reference = F.skeleton_submission(CT.LAB), F.reference_submission(CT.LAB)
         for attack in F.ATTACKS:
-            files = attack.make(h.LAB, skeleton, reference)
+            files = attack.make(CT.LAB, skeleton, reference)
             self.assertEqual(sorted(files), sorted(MANIFEST), attack.name)
             self.assertNotEqual(files, reference, attack.name)
 
 
 class Regions(unittest.TestCase):
-    @unittest.skipUnless((h.LAB / "part1_merge_path" / "reference.cu").exists(), "a student copy has no reference")
+    @unittest.skipUnless((CT.LAB / "part1_merge_path" / "reference.cu").exists(), "a student copy has no reference")
     def test_skeletons_and_references_differ_only_inside_question_regions(self):
         import regions
 
-        self.assertEqual(regions.problems(h.LAB), [])
+        self.assertEqual(regions.problems(CT.LAB), [])
 
     def test_unbalanced_markers_are_reported(self):
         import regions
@@ -1198,11 +1214,11 @@ class Release(unittest.TestCase):
         self.assertEqual(R.INSTRUCTOR_TEXT.sub("", text), "keep\nkeep too\n")
 
     def test_the_student_copy_gives_no_answer_away(self):
-        if not (h.LAB / "part1_merge_path" / "reference.cu").exists():
+        if not (CT.LAB / "part1_merge_path" / "reference.cu").exists():
             self.skipTest("this is a student copy already (make release checks it for leaks)")
         with tempfile.TemporaryDirectory() as tmp:
-            target = R.write_release(h.LAB, Path(tmp))
-            self.assertEqual(R.leaks(target, h.LAB), [])  # the check by shape included
+            target = R.write_release(CT.LAB, Path(tmp))
+            self.assertEqual(R.leaks(target, CT.LAB), [])  # the check by shape included
             self.assertFalse((target / "TUNING.md").exists())
             self.assertFalse(any((target / "results").glob("*/*")))
             self.assertTrue((target / "results" / "bench.py").exists())
@@ -1236,7 +1252,7 @@ class Release(unittest.TestCase):
             (copy / "part3_merge_sort").mkdir()
             (copy / "part3_merge_sort" / "bench_peers.cu").write_text(old)
             self.assertEqual(R.leaks(copy), [])
-            found = R.leaks(copy, h.LAB)
+            found = R.leaks(copy, CT.LAB)
         line = 1 + old[:old.index("const long long start")].count("\n")
         self.assertEqual(len(found), 1, found)
         self.assertTrue(found[0].startswith(f"part3_merge_sort/bench_peers.cu:{line}-{line + 1}: 3 statements"), found)
@@ -1289,20 +1305,20 @@ def gradescope_fields(test: unittest.TestCase, data: dict) -> None:
     for row in data["tests"]:
         test.assertLessEqual({"name", "score", "max_score", "output", "visibility"}, set(row), row["name"])
         test.assertIn(row.get("status", "passed"), ("passed", "failed"), row["name"])
-    total = G.max_points(h.all_questions(h.LAB).values())
+    total = BOOK.max_points(CT.all_questions(CT.LAB).values())
     test.assertEqual(sum(Fraction(str(row["max_score"])) for row in data["tests"]), Fraction(str(total)))
     test.assertEqual(math.fsum(row["max_score"] for row in data["tests"]), total)
 
 
 class ExactPoints(unittest.TestCase):
     def test_shares_add_up_to_the_points_exactly(self):
-        self.assertEqual(h.split_cents(6, {str(i): 1 for i in range(7)}),
+        self.assertEqual(JUDGE.split_cents(6, {str(i): 1 for i in range(7)}),
                          {"0": 86, "1": 86, "2": 86, "3": 86, "4": 86, "5": 85, "6": 85})
-        self.assertEqual(h.split_cents(3, {"skeleton passes": 0, "a": 1, "b": 2}),
+        self.assertEqual(JUDGE.split_cents(3, {"skeleton passes": 0, "a": 1, "b": 2}),
                          {"skeleton passes": 0, "a": 100, "b": 200})
-        self.assertEqual(h.split_cents(1, {}), {})
-        for q in h.all_questions(h.LAB).values():
-            shares = h.QuestionResult(q, {}).test_cents()
+        self.assertEqual(JUDGE.split_cents(1, {}), {})
+        for q in CT.all_questions(CT.LAB).values():
+            shares = JUDGE.QuestionResult(q, {}).test_cents()
             self.assertEqual(sum(share for _, share in shares.values()), round(q.points * 100), q.qid)
             total = sum(q.weights.values())
             for name, (_, share) in shares.items():  # each within a hundredth of its exact share
@@ -1311,17 +1327,17 @@ class ExactPoints(unittest.TestCase):
     def test_a_graded_results_json_for_gradescope(self):
         # The GPU path's writer, on a made-up grading: some tests passed, one
         # failed, one not graded, a sanitizer error, a part that does not build.
-        results = [h.QuestionResult(q, {}) for q in h.all_questions(h.LAB).values()]
+        results = [JUDGE.QuestionResult(q, {}) for q in CT.all_questions(CT.LAB).values()]
         q1, q2, q5 = results[0], results[1], results[4]
         names = [c.name for c in q1.question.tests if q1.question.weights[c.name]]
-        q1.outcomes = {n: h.Outcome("passed") for n in names}
-        q1.outcomes[names[-1]] = h.Outcome("failed", "wrong results: index 3")
-        q2.outcomes = {c.name: h.Outcome("passed") for c in q2.question.tests}
+        q1.outcomes = {n: REP.Outcome("passed") for n in names}
+        q1.outcomes[names[-1]] = REP.Outcome("failed", "wrong results: index 3")
+        q2.outcomes = {c.name: REP.Outcome("passed") for c in q2.question.tests}
         large = next(c.name for c in q2.question.tests if c.large)
-        q2.outcomes[large] = h.Outcome("not-graded", "not graded: the [large] tier is off (NO_LARGE=1)")
+        q2.outcomes[large] = REP.Outcome("not-graded", "not graded: the [large] tier is off (NO_LARGE=1)")
         q2.sanitizer = "racecheck reported 1 error in Q2's tests (logs/Q2-racecheck.log)"
         q5.build_error = "student.cu:3: error: expected ';'"
-        data = h.results_json(results, ["a note"], 7, report="report.md and 1 figure", seconds=75.4)
+        data = OUT.results_json(results, ["a note"], 7, report="report.md and 1 figure", seconds=75.4)
         gradescope_fields(self, data)
         self.assertEqual(data["execution_time"], 75)
         rows = {row["name"]: row for row in data["tests"]}
@@ -1338,7 +1354,7 @@ class ExactPoints(unittest.TestCase):
         self.assertEqual(sum(Fraction(str(row["score"])) for n, row in rows.items() if n.startswith("Q1 ")),
                          Fraction(str(q1.score)))
         self.assertEqual(data["score"], round(sum(r.score for r in results), 4))
-        none = h.results_json(results, [], 7)
+        none = OUT.results_json(results, [], 7)
         self.assertEqual(none["tests"][-1]["status"], "failed")
         self.assertIn("none handed in", none["tests"][-1]["output"])
 
@@ -1350,7 +1366,7 @@ class GpuListed(unittest.TestCase):
             smi.write_text("#!/bin/sh\n" + script)
             smi.chmod(0o755)
             with mock.patch.dict(os.environ, {"PATH": f"{tmp}:{os.environ['PATH']}"}):
-                return G.gpu_listed()
+                return GPUS.gpu_listed()
 
     def test_nvidia_smi_is_asked_before_anything_is_built(self):
         self.assertEqual(self.listed("echo 'GPU 0: NVIDIA H200 (UUID: GPU-aaaa)'"),
@@ -1359,8 +1375,8 @@ class GpuListed(unittest.TestCase):
                               "exit 9")
         self.assertFalse(ok)
         self.assertIn("could not communicate with the driver", why)
-        with mock.patch.object(G.shutil, "which", return_value=None):
-            self.assertEqual(G.gpu_listed(), (False, "no NVIDIA driver: nvidia-smi is not installed"))
+        with mock.patch.object(shutil, "which", return_value=None):
+            self.assertEqual(GPUS.gpu_listed(), (False, "no NVIDIA driver: nvidia-smi is not installed"))
 
 
 class AutograderRouting(unittest.TestCase):
@@ -1369,7 +1385,7 @@ class AutograderRouting(unittest.TestCase):
     fails, the student still gets a results.json that says so."""
 
     def run_autograder(self, root: Path, **patches) -> int:
-        with mock.patch.multiple(G, say=mock.DEFAULT, **patches):
+        with mock.patch.multiple(GS, say=mock.DEFAULT, **patches):
             return G.main(["autograder", "--root", str(root)])
 
     def layout(self, tmp: str) -> Path:
@@ -1383,8 +1399,8 @@ class AutograderRouting(unittest.TestCase):
 
         def grade_probed(submission, out, base, opts, student, gpu):
             seen.update(submission=submission, base=base, gpu=gpu)
-            results = [h.QuestionResult(q, {}) for q in h.all_questions(h.LAB).values()]
-            G.write_outputs(out, student, results, [], opts.seed, report=G.take_report(submission, out), seconds=3)
+            results = [JUDGE.QuestionResult(q, {}) for q in CT.all_questions(CT.LAB).values()]
+            OUT.write_outputs(out, student, results, [], opts.seed, report=OUT.take_report(submission, out), seconds=3)
             return 0
 
         with tempfile.TemporaryDirectory() as tmp:
@@ -1395,8 +1411,8 @@ class AutograderRouting(unittest.TestCase):
                 return "/usr/local/cuda/bin/nvcc" if tool == "nvcc" and not args and not kwargs \
                     else real_which(tool, *args, **kwargs)
 
-            with mock.patch.object(G.shutil, "which", side_effect=which), \
-                    mock.patch.object(G.Options, "unsandboxed", return_value=""):
+            with mock.patch.object(shutil, "which", side_effect=which), \
+                    mock.patch.object(OPT.Options, "unsandboxed", return_value=""):
                 status = self.run_autograder(root, gpu_listed=lambda: (True, "GPU 0: NVIDIA H200"),
                                              prepare_base=lambda base, opts, log: base,
                                              probe_gpu=lambda base, env, opts=None: (True, "GPU: NVIDIA H200", 1),
@@ -1407,7 +1423,7 @@ class AutograderRouting(unittest.TestCase):
         self.assertEqual((seen["submission"], seen["base"], seen["gpu"]),
                          (root / "submission", root / "lab-base", "GPU: NVIDIA H200"))
         gradescope_fields(self, data)
-        self.assertNotIn(h.PROVISIONAL, data["output"])
+        self.assertNotIn(OUT.PROVISIONAL, data["output"])
         self.assertEqual(data["tests"][-1]["status"], "passed")
 
     def test_an_autograder_that_fails_says_so_and_acknowledges_the_report(self):
@@ -1440,7 +1456,7 @@ class GradescopeEmulated(unittest.TestCase):
         source = cls.root / "source"
         source.mkdir(parents=True)
         archive = Path(cls.tmp.name) / "autograder.zip"
-        with mock.patch.object(G, "say"):
+        with mock.patch.object(GS, "say"):
             G.main(["gradescope", "--out", str(archive)])
         zipfile.ZipFile(archive).extractall(source)
         cls.env = {**os.environ, "AUTOGRADER_ROOT": str(cls.root), "AUTOGRADER_NO_INSTALL": "1"}
@@ -1467,7 +1483,7 @@ class GradescopeEmulated(unittest.TestCase):
         gradescope_fields(self, data)
         self.assertEqual(data["score"], 0)
         self.assertTrue(all(row["score"] == 0 for row in data["tests"]))
-        self.assertTrue(data["output"].startswith(h.PROVISIONAL))
+        self.assertTrue(data["output"].startswith(OUT.PROVISIONAL))
         self.assertIn("is not your grade: your grade comes from a grading of your final submission on a GPU after "
                       "the deadline", data["output"])
         return data, run.stdout
@@ -1477,14 +1493,14 @@ class GradescopeEmulated(unittest.TestCase):
 
     # Only where the lab's student.cu is the skeleton for sure: in a student's
     # own copy it may be solved (the GitHub workflow runs these tests there).
-    @unittest.skipUnless((h.LAB / "part1_merge_path" / "reference.cu").exists(), "a student copy's student.cu may be solved")
+    @unittest.skipUnless((CT.LAB / "part1_merge_path" / "reference.cu").exists(), "a student copy's student.cu may be solved")
     def test_the_untouched_skeleton_and_a_report(self):
-        skeleton = (h.LAB / "part1_merge_path" / "student.cu").read_bytes()
+        skeleton = (CT.LAB / "part1_merge_path" / "student.cu").read_bytes()
         data, _ = self.submit({"lab/part1_merge_path/student.cu": skeleton,
                                "lab/report.md": b"# Report\n\n![grid](fig/grid.png)\n", "lab/fig/grid.png": b"png"})
         rows = self.rows(data)
         self.assertEqual(rows["Q1"]["status"], "failed")
-        q1 = h.all_questions(h.LAB)["Q1"]
+        q1 = CT.all_questions(CT.LAB)["Q1"]
         emulated = [c for c in q1.tests if not c.large]
         passed = sum(q1.weights[c.name] == 0 for c in emulated)  # the argument refusals: given code
         self.assertEqual(rows["Q1"]["name"], f"Q1 {q1.title}: {passed}/{len(emulated)} pass emulated (provisional)")
@@ -1496,11 +1512,11 @@ class GradescopeEmulated(unittest.TestCase):
         self.assertIn("report: report.md and 1 figure", data["output"])
         self.assertEqual((self.root / "results" / "lab" / "report" / "fig" / "grid.png").read_bytes(), b"png")
 
-    @unittest.skipUnless((h.LAB / "part1_merge_path" / "reference.cu").exists(), "a student copy has no reference")
+    @unittest.skipUnless((CT.LAB / "part1_merge_path" / "reference.cu").exists(), "a student copy has no reference")
     def test_the_reference_handed_in_as_a_students_files(self):
         import faults as F
 
-        files = {rel: text.encode() for rel, text in F.reference_submission(h.LAB).items()}
+        files = {rel: text.encode() for rel, text in F.reference_submission(CT.LAB).items()}
         data, _ = self.submit({**files, "report.pdf": b"%PDF-1.4\n"})
         rows = self.rows(data)
         for qid in ("Q1", "Q2"):
@@ -1511,7 +1527,7 @@ class GradescopeEmulated(unittest.TestCase):
         self.assertIn("report: report.pdf", data["output"])
 
     def test_a_part_that_does_not_compile_and_no_report(self):
-        skeleton = (h.LAB / "part1_merge_path" / "student.cu").read_text()
+        skeleton = (CT.LAB / "part1_merge_path" / "student.cu").read_text()
         data, _ = self.submit({"part1_merge_path/student.cu": (skeleton + "\nint broken(\n").encode()})
         rows = self.rows(data)
         self.assertEqual(rows["Q1"]["status"], "failed")
@@ -1523,15 +1539,15 @@ class GradescopeEmulated(unittest.TestCase):
 
 class Scores(unittest.TestCase):
     def test_scores_csv_matches_the_roster_by_submission_email_or_sid(self):
-        questions = list(h.all_questions(h.LAB).values())
-        full = [h.QuestionResult(q, {c.name: h.Outcome("passed") for c in q.tests}) for q in questions]
+        questions = list(CT.all_questions(CT.LAB).values())
+        full = [JUDGE.QuestionResult(q, {c.name: REP.Outcome("passed") for c in q.tests}) for q in questions]
         with tempfile.TemporaryDirectory() as tmp:
             grades = Path(tmp)
-            records = G.Records(grades)
-            q1_only = full[:1] + [h.QuestionResult(q, {}) for q in questions[1:]]
+            records = BOOK.Records(grades)
+            q1_only = full[:1] + [JUDGE.QuestionResult(q, {}) for q in questions[1:]]
             for student, results in (("submission_11", full), ("Bob@Uni.edu", q1_only)):
                 records.add({"student": student, "score": round(sum(r.score for r in results), 4),
-                             "gradebook": h.gradebook_line(student, results, 1, [])})
+                             "gradebook": OUT.gradebook_line(student, results, 1, [])})
             roster = grades / "roster.csv"
             roster.write_text("First Name,Last Name,SID,Email,Submission\n"
                               "Ann,Lee,111,ann@uni.edu,submission_11\n"
@@ -1539,11 +1555,11 @@ class Scores(unittest.TestCase):
                               "Bob,Ray,113,bob@uni.edu,\n"
                               "Cy,Ng,114,cy@uni.edu,\n")
             students = [("submission_11", None), ("Bob@Uni.edu", None), ("dan", None)]
-            with mock.patch.object(G, "say") as said:
-                G.write_gradebook(grades, students, records.records, roster=roster)
+            with mock.patch.object(BOOK, "say") as said:
+                BOOK.write_gradebook(grades, students, records.records, roster=roster)
             rows = list(csv.reader((grades / "scores.csv").read_text().splitlines()))
-            self.assertEqual(rows[0], G.SCORES_HEADER)
-            top, most = f"{sum(r.score for r in full):g}", f"{G.max_points(questions):g}"
+            self.assertEqual(rows[0], BOOK.SCORES_HEADER)
+            top, most = f"{sum(r.score for r in full):g}", f"{BOOK.max_points(questions):g}"
             q1 = f"{questions[0].points:g}"
             self.assertEqual(rows[1:], [["Ann Lee", "ann@uni.edu", "111", top, most, "submission_11"],
                                         ["Ben Lee", "ben@uni.edu", "112", top, most, "submission_11"],
@@ -1555,12 +1571,12 @@ class Scores(unittest.TestCase):
             self.assertIn("dan: not in the roster", warnings)
             # the same from the gradebook alone, afterwards (scores)
             (grades / "scores.csv").unlink()
-            with mock.patch.object(G, "say"):
+            with mock.patch.object(BOOK, "say"):
                 self.assertEqual(G.main(["scores", "--gradebook", str(grades / "gradebook.csv"), "--roster",
                                          str(roster)]), 0)
             self.assertEqual(list(csv.reader((grades / "scores.csv").read_text().splitlines())), rows)
             # without a roster: a row per submission, the email where the name is one
-            with mock.patch.object(G, "say"):
+            with mock.patch.object(BOOK, "say"):
                 G.main(["scores", "--gradebook", str(grades / "gradebook.csv"), "--csv", str(grades / "plain.csv")])
             plain = list(csv.reader((grades / "plain.csv").read_text().splitlines()))
             self.assertEqual(plain[2], ["Bob@Uni.edu", "Bob@Uni.edu", "", q1, most, "Bob@Uni.edu"])
@@ -1570,8 +1586,8 @@ class Scores(unittest.TestCase):
         with tempfile.TemporaryDirectory() as tmp:
             roster = Path(tmp) / "roster.csv"
             roster.write_text("Student,Grade\nann,1\n")
-            with self.assertRaises(h.GradingError):
-                G.read_roster(roster)
+            with self.assertRaises(CT.GradingError):
+                BOOK.read_roster(roster)
 
 
 ObjectProblems = test_symbols.ObjectProblems  # the link-time checks' own tests (symbols.py) run here too

@@ -14,7 +14,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-import symbols as S  # noqa: E402
+from harness import symbols as S  # noqa: E402
 
 # A header both sides include: an interface function, an inline function and a
 # graders' template, like the lab's headers.

@@ -11,12 +11,14 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import harness as h  # noqa: E402
+from harness.course_table import LAB, all_questions  # noqa: E402
+from harness.judging import QuestionResult  # noqa: E402
+from harness.reports import read_report_ends  # noqa: E402
 
 
 def read_reports(reports: list[Path]) -> tuple[dict[str, str], set[str]]:
     """(test name -> why it did not run, every test name that ran) over the reports."""
-    ends = {name: end for path in reports for name, end in h.read_report_ends(path).items()}
+    ends = {name: end for path in reports for name, end in read_report_ends(path).items()}
     return {name: end.message for name, end in ends.items() if end.status == "skipped"}, set(ends)
 
 
@@ -25,7 +27,7 @@ def _points(names: set[str], questions) -> tuple[float, float, list[str]]:
     code = bonus = 0.0
     per = []
     for q in questions:
-        shares = h.QuestionResult(q, {}).test_points()
+        shares = QuestionResult(q, {}).test_points()
         missed = [n for n in q.weights if n in names]
         points = sum(shares[n][1] for n in missed)
         code, bonus = (code, bonus + points) if q.bonus else (code + points, bonus)
@@ -34,10 +36,10 @@ def _points(names: set[str], questions) -> tuple[float, float, list[str]]:
     return round(code, 2), round(bonus, 2), per
 
 
-def summary(skipped: dict[str, str], seen: set[str], lab: Path = h.LAB) -> str:
+def summary(skipped: dict[str, str], seen: set[str], lab: Path = LAB) -> str:
     """The tests that did not run and the points they carry, plus the [large]
     tier of the parts that ran (hidden: make test never runs it)."""
-    questions = [q for q in h.all_questions(lab).values() if any(c.name in seen for c in q.tests)]
+    questions = [q for q in all_questions(lab).values() if any(c.name in seen for c in q.tests)]
     code_max = sum(q.points for q in questions if not q.bonus)
     bonus_max = sum(q.points for q in questions if q.bonus)
     lines = []

@@ -4,7 +4,7 @@
 // code. It runs every test case a second time, on the same seed, in a build
 // that links these files instead of the submission (build/oracle/test_*),
 // and passes a student's test only when both runs read back the same results
-// (compared by the harness: tests/grading/results.py). So these launchers must produce
+// (compared by the harness: tests/grading/harness/results.py). So these launchers must produce
 // exactly the outputs a correct GPU implementation produces: they copy the
 // inputs to the host, merge or sort there with std::merge / std::stable_sort
 // (stable, A first on ties), and copy the result back. No kernel, no Merge
