@@ -255,17 +255,16 @@ NAIVE_PEERS := $(wildcard part3_merge_sort/reference_peers.cu)
 part3_LINK := $(if $(NAIVE_PEERS),$(OBJ)/part3_merge_sort/reference_peers.o)
 
 # Emulated demos print no timing tables: the CCCL peers (CUB, Thrust) and the
-# naive GPU merges stay out.
+# naive GPU merges give way to the parts' stand-ins (*_emulated.cpp), which refuse.
 ifeq ($(EMULATE),1)
-part2_DEMO := $(filter-out bench_peers.o,$(part2_DEMO))
-part3_DEMO := $(filter-out bench_peers.o,$(part3_DEMO))
-part3_LINK := $(filter-out %/reference_peers.o,$(part3_LINK))
-extras_LINK := $(filter-out %/bench_peers.o,$(extras_LINK))
-DEMO_EXTRA := $(OBJ)/emulator/peers_not_emulated.o
+part2_DEMO := $(patsubst bench_peers.o,bench_peers_emulated.o,$(part2_DEMO))
+part3_DEMO := $(patsubst bench_peers.o,bench_peers_emulated.o,$(part3_DEMO))
+part3_LINK := $(patsubst %/reference_peers.o,%/reference_peers_emulated.o,$(part3_LINK))
+extras_LINK := $(patsubst %/bench_peers.o,%/bench_peers_emulated.o,$(extras_LINK))
 endif
 
 define part_rules
-$(BUILD)/$(IMPL)/$(1): $(OBJ)/$($(1)_DIR)/main.o $(call objs,$(1),DEMO) $(DEMO_EXTRA) $(call impl,$(1)) $(call objs,$(1),OBJS) $$($(1)_LINK) $$(COMMON_OBJS)
+$(BUILD)/$(IMPL)/$(1): $(OBJ)/$($(1)_DIR)/main.o $(call objs,$(1),DEMO) $(call impl,$(1)) $(call objs,$(1),OBJS) $$($(1)_LINK) $$(COMMON_OBJS)
 	$$(LINK) $$^ -o $$@ $$(LDFLAGS)
 
 .PHONY: $(1)
@@ -511,6 +510,6 @@ ALL_OBJS := $(COMMON_OBJS) $(TEST_MAIN) $(OBJ)/tests/test_common.o \
                                  $(call objs,$(p),DEMO) $(OBJ)/$($(p)_DIR)/main.o) $(extras_LINK) \
             $(TUNED_OBJ) $(if $(TUNED),$(OBJ)/tests/reference_test_tuned.o) $(part3_LINK) \
             $(foreach p,$(PARTS),$(OBJ)/tests/oracle/oracle_$(p).o)
-# Emulated: also the emulator's own test and stand-ins, and the device check.
-EMU_OBJS := $(if $(filter 1,$(EMULATE)),$(OBJ)/emulator/test_emulator.o $(DEMO_EXTRA) $(DEVICE_CHECKS))
+# Emulated: also the emulator's own test, and the device check.
+EMU_OBJS := $(if $(filter 1,$(EMULATE)),$(OBJ)/emulator/test_emulator.o $(DEVICE_CHECKS))
 -include $(ALL_OBJS:.o=.d) $(EMU_OBJS:.o=.d)
