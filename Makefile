@@ -87,12 +87,15 @@ EMU_DEVICE_FLAGS := $(filter-out -arch=%,$(CUFLAGS)) -arch=$(EMU_DEVICE_ARCH)
 # EMULATE=1: every file compiled by the host compiler (emulator/emu.hpp
 # included first) from a copy in build/emu/src/ whose launches
 # emulator/rewrite.py has turned into calls; the kernel files (.cu) with
-# -fsanitize=thread, whose checks emulator/emu.cpp answers itself.
+# -fsanitize=thread, whose checks the emulator (emulator/emu_memcheck.cpp)
+# answers itself.
 ifeq ($(EMULATE),1)
 EMU_SRC := $(BUILD)/src
 EMU_DIRS := common tests emulator $(shell awk '!/^\#/ && NF { print $$2 }' tests/parts.tsv)
 EMU_SOURCES := $(shell find $(EMU_DIRS) -type f \( -name '*.cu' -o -name '*.cuh' -o -name '*.cpp' -o -name '*.hpp' \
                                                   -o -name '*.h' -o -name '*.inc' \) 2>/dev/null)
+# ... but the emulator's own files, compiled as they are (nothing reads a copy of them).
+EMU_SOURCES := $(filter-out emulator/emu.hpp emulator/emu_%,$(EMU_SOURCES))
 EMU_FLAGS := -std=c++17 -O2 -g -MMD -MP -Wall -Wextra -Wno-unknown-pragmas -pthread -include emulator/emu.hpp -Iemulator/include
 NVCC := $(CXX)
 # Kernel files at -O1: emulated as fast as at -O2 (the checks' calls take the
@@ -101,7 +104,7 @@ NVCC := $(CXX)
 EMU_KERNEL_FLAGS := -fsanitize=thread -O1
 CUFLAGS := $(EMU_FLAGS) $(EMU_KERNEL_FLAGS)
 # The debug information names files from the lab's folder ("./part1_merge_path/student.cu"),
-# wherever the lab is: emu.cpp's fault reports read them. Left out of the flags stamp,
+# wherever the lab is: the emulator's fault reports read them. Left out of the flags stamp,
 # so that a lab moved elsewhere does not rebuild.
 EMU_DEBUG_MAP := -fdebug-prefix-map=$(CURDIR)=.
 HOSTFLAGS := $(EMU_FLAGS) $(EMU_DEBUG_MAP)  # with the per-file defines below (bug gallery, network drawing)
@@ -127,7 +130,9 @@ CATCH_LIBS := $(if $(CATCH2_V3),-lCatch2)
 # build/reference or build/student, so switching IMPL never mixes them and the
 # two pattern rules below never match the same target.
 OBJ := $(BUILD)/obj
-COMMON_OBJS := $(patsubst %.cpp,$(OBJ)/%.o,$(wildcard common/*.cpp)) $(if $(filter 1,$(EMULATE)),$(OBJ)/emulator/emu.o)
+# EMULATE=1: the emulator (emulator/emu_*.cpp) is linked into every program with them.
+EMULATOR_OBJS := $(if $(filter 1,$(EMULATE)),$(patsubst %.cpp,$(OBJ)/%.o,$(wildcard emulator/emu_*.cpp)))
+COMMON_OBJS := $(patsubst %.cpp,$(OBJ)/%.o,$(wildcard common/*.cpp)) $(EMULATOR_OBJS)
 TEST_MAIN   := $(OBJ)/tests/main.o $(OBJ)/tests/trace.o $(OBJ)/tests/trace_canary.o $(OBJ)/tests/large_tier.o \
                $(OBJ)/tests/confine.o
 
@@ -158,7 +163,8 @@ $(EMU_SRC)/%: % emulator/rewrite.py
 	@python3 emulator/rewrite.py $(EMU_SRC) $<
 .PRECIOUS: $(EMU_SRC)/%
 
-$(OBJ)/emulator/emu.o: emulator/emu.cpp emulator/emu.hpp $(BUILD_FLAGS)
+# The emulator's own files: the host compiler, no checks of their own.
+$(EMULATOR_OBJS): $(OBJ)/emulator/%.o: emulator/%.cpp $(wildcard emulator/emu*.hpp) $(BUILD_FLAGS)
 	@mkdir -p $(@D)
 	$(CXX) -std=c++17 -O2 -g -Wall -Wextra $(EMU_DEBUG_MAP) -c $< -o $@
 
@@ -302,7 +308,7 @@ $(BUILD)/test_common: $(TEST_MAIN) $(OBJ)/tests/test_common.o $(OBJ)/tests/oracl
                       $(COMMON_OBJS)
 	$(LINK) $^ -o $@ $(TEST_LIBS)
 
-$(BUILD)/test_emulator: $(OBJ)/emulator/test_emulator.o $(OBJ)/emulator/emu.o
+$(BUILD)/test_emulator: $(OBJ)/emulator/test_emulator.o $(EMULATOR_OBJS)
 	$(LINK) $^ -o $@
 
 $(BUILD)/test_tuned: $(TEST_MAIN) $(OBJ)/tests/reference_test_tuned.o $(TUNED_OBJ) $(call objs,part2,OBJS) $(COMMON_OBJS)
