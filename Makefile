@@ -87,7 +87,8 @@ EMU_DEVICE_FLAGS := $(filter-out -arch=%,$(CUFLAGS)) -arch=$(EMU_DEVICE_ARCH)
 # EMULATE=1: every file compiled by the host compiler (emulator/emu.hpp
 # included first) from a copy in build/emu/src/ whose launches
 # emulator/rewrite.py has turned into calls; the kernel files (.cu) with
-# -fsanitize=thread, whose checks emulator/emu.cpp answers itself.
+# -fsanitize=thread, whose checks the emulator (emulator/emu_memcheck.cpp)
+# answers itself.
 # course:parts
 # (make docs, from tests/course.ini: the parts, in order, and their folders)
 PARTS := part1 part2 part3 extras
@@ -102,6 +103,8 @@ EMU_SRC := $(BUILD)/src
 EMU_DIRS := common tests emulator $(foreach p,$(PARTS),$($(p)_DIR))
 EMU_SOURCES := $(shell find $(EMU_DIRS) -type f \( -name '*.cu' -o -name '*.cuh' -o -name '*.cpp' -o -name '*.hpp' \
                                                   -o -name '*.h' -o -name '*.inc' \) 2>/dev/null)
+# ... but the emulator's own files, compiled as they are (nothing reads a copy of them).
+EMU_SOURCES := $(filter-out emulator/emu.hpp emulator/emu_%,$(EMU_SOURCES))
 EMU_FLAGS := -std=c++17 -O2 -g -MMD -MP -Wall -Wextra -Wno-unknown-pragmas -pthread -include emulator/emu.hpp -Iemulator/include
 NVCC := $(CXX)
 # Kernel files at -O1: emulated as fast as at -O2 (the checks' calls take the
@@ -110,7 +113,7 @@ NVCC := $(CXX)
 EMU_KERNEL_FLAGS := -fsanitize=thread -O1
 CUFLAGS := $(EMU_FLAGS) $(EMU_KERNEL_FLAGS)
 # The debug information names files from the lab's folder ("./part1_merge_path/student.cu"),
-# wherever the lab is: emu.cpp's fault reports read them. Left out of the flags stamp,
+# wherever the lab is: the emulator's fault reports read them. Left out of the flags stamp,
 # so that a lab moved elsewhere does not rebuild.
 EMU_DEBUG_MAP := -fdebug-prefix-map=$(CURDIR)=.
 HOSTFLAGS := $(EMU_FLAGS) $(EMU_DEBUG_MAP)  # with the per-file defines below (bug gallery, network drawing)
@@ -136,7 +139,9 @@ CATCH_LIBS := $(if $(CATCH2_V3),-lCatch2)
 # build/reference or build/student, so switching IMPL never mixes them and the
 # two pattern rules below never match the same target.
 OBJ := $(BUILD)/obj
-COMMON_OBJS := $(patsubst %.cpp,$(OBJ)/%.o,$(wildcard common/*.cpp)) $(if $(filter 1,$(EMULATE)),$(OBJ)/emulator/emu.o)
+# EMULATE=1: the emulator (emulator/emu_*.cpp) is linked into every program with them.
+EMULATOR_OBJS := $(if $(filter 1,$(EMULATE)),$(patsubst %.cpp,$(OBJ)/%.o,$(wildcard emulator/emu_*.cpp)))
+COMMON_OBJS := $(patsubst %.cpp,$(OBJ)/%.o,$(wildcard common/*.cpp)) $(EMULATOR_OBJS)
 TEST_MAIN   := $(OBJ)/tests/main.o $(OBJ)/tests/trace.o $(OBJ)/tests/trace_canary.o $(OBJ)/tests/large_tier.o \
                $(OBJ)/tests/confine.o
 
@@ -167,7 +172,8 @@ $(EMU_SRC)/%: % emulator/rewrite.py
 	@python3 emulator/rewrite.py $(EMU_SRC) $<
 .PRECIOUS: $(EMU_SRC)/%
 
-$(OBJ)/emulator/emu.o: emulator/emu.cpp emulator/emu.hpp $(BUILD_FLAGS)
+# The emulator's own files: the host compiler, no checks of their own.
+$(EMULATOR_OBJS): $(OBJ)/emulator/%.o: emulator/%.cpp $(wildcard emulator/emu*.hpp) $(BUILD_FLAGS)
 	@mkdir -p $(@D)
 	$(CXX) -std=c++17 -O2 -g -Wall -Wextra $(EMU_DEBUG_MAP) -c $< -o $@
 
@@ -261,17 +267,16 @@ NAIVE_PEERS := $(wildcard part3_merge_sort/reference_peers.cu)
 part3_LINK := $(if $(NAIVE_PEERS),$(OBJ)/part3_merge_sort/reference_peers.o)
 
 # Emulated demos print no timing tables: the CCCL peers (CUB, Thrust) and the
-# naive GPU merges stay out.
+# naive GPU merges give way to the parts' stand-ins (*_emulated.cpp), which refuse.
 ifeq ($(EMULATE),1)
-part2_DEMO := $(filter-out bench_peers.o,$(part2_DEMO))
-part3_DEMO := $(filter-out bench_peers.o,$(part3_DEMO))
-part3_LINK := $(filter-out %/reference_peers.o,$(part3_LINK))
-extras_LINK := $(filter-out %/bench_peers.o,$(extras_LINK))
-DEMO_EXTRA := $(OBJ)/emulator/peers_not_emulated.o
+part2_DEMO := $(patsubst bench_peers.o,bench_peers_emulated.o,$(part2_DEMO))
+part3_DEMO := $(patsubst bench_peers.o,bench_peers_emulated.o,$(part3_DEMO))
+part3_LINK := $(patsubst %/reference_peers.o,%/reference_peers_emulated.o,$(part3_LINK))
+extras_LINK := $(patsubst %/bench_peers.o,%/bench_peers_emulated.o,$(extras_LINK))
 endif
 
 define part_rules
-$(BUILD)/$(IMPL)/$(1): $(OBJ)/$($(1)_DIR)/main.o $(call objs,$(1),DEMO) $(DEMO_EXTRA) $(call impl,$(1)) $(call objs,$(1),OBJS) $$($(1)_LINK) $$(COMMON_OBJS)
+$(BUILD)/$(IMPL)/$(1): $(OBJ)/$($(1)_DIR)/main.o $(call objs,$(1),DEMO) $(call impl,$(1)) $(call objs,$(1),OBJS) $$($(1)_LINK) $$(COMMON_OBJS)
 	$$(LINK) $$^ -o $$@ $$(LDFLAGS)
 
 .PHONY: $(1)
@@ -309,7 +314,7 @@ $(BUILD)/test_common: $(TEST_MAIN) $(OBJ)/tests/test_common.o $(OBJ)/tests/oracl
                       $(COMMON_OBJS)
 	$(LINK) $^ -o $@ $(TEST_LIBS)
 
-$(BUILD)/test_emulator: $(OBJ)/emulator/test_emulator.o $(OBJ)/emulator/emu.o
+$(BUILD)/test_emulator: $(OBJ)/emulator/test_emulator.o $(EMULATOR_OBJS)
 	$(LINK) $^ -o $@
 
 $(BUILD)/test_tuned: $(TEST_MAIN) $(OBJ)/tests/reference_test_tuned.o $(TUNED_OBJ) $(call objs,part2,OBJS) $(COMMON_OBJS)
@@ -527,6 +532,6 @@ ALL_OBJS := $(COMMON_OBJS) $(TEST_MAIN) $(OBJ)/tests/test_common.o \
                                  $(call objs,$(p),DEMO) $(OBJ)/$($(p)_DIR)/main.o) $(extras_LINK) \
             $(TUNED_OBJ) $(if $(TUNED),$(OBJ)/tests/reference_test_tuned.o) $(part3_LINK) \
             $(foreach p,$(PARTS),$(OBJ)/tests/oracle/oracle_$(p).o)
-# Emulated: also the emulator's own test and stand-ins, and the device check.
-EMU_OBJS := $(if $(filter 1,$(EMULATE)),$(OBJ)/emulator/test_emulator.o $(DEMO_EXTRA) $(DEVICE_CHECKS))
+# Emulated: also the emulator's own test, and the device check.
+EMU_OBJS := $(if $(filter 1,$(EMULATE)),$(OBJ)/emulator/test_emulator.o $(DEVICE_CHECKS))
 -include $(ALL_OBJS:.o=.d) $(EMU_OBJS:.o=.d)

@@ -119,15 +119,16 @@ class Compiles(unittest.TestCase):
             src = Path(tmp) / "p.cpp"
             src.write_text(rewrite(PROGRAM))
             exe = Path(tmp) / "p"
-            emu = HERE / "emu.cpp"
             b = subprocess.run(["g++", "-std=c++17", "-include", str(HERE / "emu.hpp"), "-fsanitize=thread", "-c",
                                 str(src), "-o", str(Path(tmp) / "p.o")], capture_output=True, text=True)
             self.assertEqual(b.returncode, 0, b.stderr)
-            b = subprocess.run(["g++", "-std=c++17", "-c", str(emu), "-o", str(Path(tmp) / "emu.o")],
-                               capture_output=True, text=True)
-            self.assertEqual(b.returncode, 0, b.stderr)
-            b = subprocess.run(["g++", str(Path(tmp) / "p.o"), str(Path(tmp) / "emu.o"), "-o", str(exe)],
-                               capture_output=True, text=True)
+            objects = [str(Path(tmp) / "p.o")]
+            for emu in sorted(HERE.glob("emu_*.cpp")):  # the emulator
+                objects.append(str(Path(tmp) / (emu.stem + ".o")))
+                b = subprocess.run(["g++", "-std=c++17", "-c", str(emu), "-o", objects[-1]], capture_output=True,
+                                   text=True)
+                self.assertEqual(b.returncode, 0, b.stderr)
+            b = subprocess.run(["g++", *objects, "-o", str(exe)], capture_output=True, text=True)
             self.assertEqual(b.returncode, 0, b.stderr)
             r = subprocess.run([str(exe)], capture_output=True, text=True)
             self.assertEqual(r.returncode, 0, r.stdout + r.stderr)

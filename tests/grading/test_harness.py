@@ -112,7 +112,7 @@ class Tables(unittest.TestCase):
                 (lab / rel).parent.mkdir(parents=True, exist_ok=True)
                 shutil.copy(CT.LAB / rel, lab / rel)
             table = (lab / "tests/course.ini").read_text()
-            before = course.load(h.LAB)
+            before = course.load(CT.LAB)
             q = before.questions_of("part2")[0]  # one more code point for it; the rest stays
             at = table.index(f"[question {q.qid}]")
             old_line = f"points = {course.points(q.points)}\n"
