@@ -82,8 +82,9 @@ FAULTS = [
     Fault("ignored-shape", "the large merge ignores the shape it is given and runs the default",
           [(P3, "    const long long numTiles = ceilDiv(n, THREADS * ITEMS);\n    Scratch<long long> splits(numTiles);\n"
                 "    runMerge<THREADS, ITEMS, T>(TwoArrays<T>",
-            "    const long long numTiles = ceilDiv(n, kThreads * kItems);\n    Scratch<long long> splits(numTiles);\n"
-            "    runMerge<kThreads, kItems, T>(TwoArrays<T>")],
+            "    const long long numTiles = ceilDiv(n, DefaultShapes::kThreads * DefaultShapes::kItems);\n"
+            "    Scratch<long long> splits(numTiles);\n"
+            "    runMerge<DefaultShapes::kThreads, DefaultShapes::kItems, T>(TwoArrays<T>")],
           {"Q5": "full", "Q6": "full", "Q7": "zero"}),
     Fault("ignored-threads", "mergeSmallBatch ignores threadsPerBlock",
           [(P2, "    mergeSmallBatch_k<<<shape.blocks, shape.threads>>>",
@@ -92,9 +93,9 @@ FAULTS = [
     Fault("index32-part1", "Q2's kernel computes pair offsets in 32-bit ints",
           [(P1, "    const size_t pair = blockIdx.x;", "    const int pair = blockIdx.x;")],
           {"Q1": "full", "Q2": "partial"}),
-    Fault("index32-part3", "Q5's and Q6's tile offsets are 32-bit ints",
-          [(P3, "        m.k0 = t * tile;", "        m.k0 = static_cast<int>(t) * tile;"),
-           (P3, "        const long long first = t * tile;", "        const long long first = static_cast<int>(t) * tile;")],
+    Fault("index32-part3", "Q5's partition keeps its diagonal, Q6's pass its tile offset, in a 32-bit int",
+          [(P3, "    const long long k = m.k0;\n    const long long lo", "    const int k = m.k0;\n    const long long lo"),
+           (P3, "    const long long first = t * tile;", "    const long long first = static_cast<int>(t) * tile;")],
           {"Q5": "partial", "Q6": "partial", "Q7": "full"}),
     Fault("oob-read", "Q1/Q2's kernel reads one element past the end of A",
           [(P1, "    if (k < nA) s[k] = A[k];",
