@@ -1,12 +1,57 @@
-// Part 3's given launchers, the same for every implementation: the default
-// shapes' mergeLarge and mergeSort, the Q7 study's shaped launches, the
-// partition alone for the demo's drawing, and the element types the graders
-// call. Included at the end of student.cu and reference.cu, after each file's
-// kernels, mergeLargeImpl and mergeSortImpl and its default shapes (Q7).
+// Part 3's given launchers, the same for every implementation: mergeLarge and
+// mergeSort (part3.cuh) at the default shapes, the Q7 study's shaped
+// launches, and the partition alone for the demo's drawing. Included at the
+// top of student.cu, which defines what they call (declared below); its last
+// lines instantiate mergeLarge and mergeSort (instantiations.inc).
 #pragma once
+
+#include "jobs.cuh"
+#include "launch_support.cuh"
+#include "part3.cuh"
+
+#include "../common/cuda_check.hpp"
+
+#include <climits>
 
 namespace lab {
 
+// ---------------------------------------------------------------- defined in student.cu
+
+// Q7: the default launch shapes of mergeLarge and mergeSort.
+struct DefaultShapes;
+
+// Q5: the partition stage, and the large merge with tiles of THREADS x ITEMS.
+template <class Job>
+__global__ void partition_k(Job job, int tile, long long numTiles, long long* splits);
+
+template <int THREADS, int ITEMS, class T>
+void mergeLargeImpl(const T* dA, long long nA, const T* dB, long long nB, T* dM);
+
+// Q6: the merge sort with tiles of THREADS x ITEMS.
+template <int THREADS, int ITEMS, class T>
+void mergeSortImpl(T* dData, long long n);
+
+// ---------------------------------------------------------------- the launchers
+
+// DefaultShapes through a template of T: student.cu defines it only after
+// including this file, and what depends on T is looked up where the
+// launchers are instantiated (instantiations.inc, at the end of student.cu).
+template <class T, class Shapes = DefaultShapes>
+struct DefaultShapesFor : Shapes {};
+
+// The default shapes, with fewer threads where a tile of T would not fit in
+// shared memory (fittingThreads, launch_support.cuh).
+template <class T>
+void mergeLarge(const T* dA, long long nA, const T* dB, long long nB, T* dM) {
+    using S = DefaultShapesFor<T>;
+    mergeLargeImpl<fittingThreads<S::kThreads, S::kItems, T>(), S::kItems>(dA, nA, dB, nB, dM);
+}
+
+template <class T>
+void mergeSort(T* dData, long long n) {
+    using S = DefaultShapesFor<T>;
+    mergeSortImpl<fittingThreads<S::kSortThreads, S::kSortItems, T>(), S::kSortItems>(dData, n);
+}
 
 namespace {
 
@@ -29,18 +74,6 @@ struct MergeSortInt {
 
 }  // namespace
 
-// The default shapes, with fewer threads where a tile of T would not fit in
-// shared memory (fittingThreads, launch_support.cuh).
-template <class T>
-void mergeLarge(const T* dA, long long nA, const T* dB, long long nB, T* dM) {
-    mergeLargeImpl<fittingThreads<kThreads, kItems, T>(), kItems>(dA, nA, dB, nB, dM);
-}
-
-template <class T>
-void mergeSort(T* dData, long long n) {
-    mergeSortImpl<fittingThreads<kSortThreads, kSortItems, T>(), kSortItems>(dData, n);
-}
-
 void mergeLargeShaped(const int* dA, long long nA, const int* dB, long long nB, int* dM, LaunchShape shape) {
     withShape(shape, MergeLargeInt{dA, nA, dB, nB, dM});
 }
@@ -57,11 +90,5 @@ void mergePartition(const int* dA, long long nA, const int* dB, long long nB, in
                                                                          tile, numTiles, dSplits);
     CUDA_CHECK_LAUNCH("partition_k");
 }
-
-// The graders call these element types.
-template void mergeLarge<int>(const int*, long long, const int*, long long, int*);
-template void mergeLarge<Tagged>(const Tagged*, long long, const Tagged*, long long, Tagged*);
-template void mergeSort<int>(int*, long long);
-template void mergeSort<Tagged>(Tagged*, long long);
 
 }  // namespace lab

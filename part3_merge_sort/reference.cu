@@ -1,12 +1,14 @@
 // Part 3 reference (Q5-Q7): merge path on many blocks, and a merge sort built on it.
 // [instructor reference: files named reference* are not in the student release]
 //
-// Layers: a "job" says where tile t of a merge reads and writes (two arrays
-// for Q5, a pass of the sort for Q6) -> partition_k finds where each tile
-// starts on the merge path -> mergeTiles_k merges one tile per block ->
-// host launchers pick the shape and run the stages.
+// Layers: a "job" (jobs.cuh) says where tile t of a merge reads and writes
+// (two arrays for Q5, a pass of the sort for Q6) -> partition_k finds where
+// each tile starts on the merge path -> mergeTiles_k merges one tile per
+// block -> host launchers pick the shape and run the stages.
 #include "part3.cuh"
+#include "jobs.cuh"
 #include "launch_support.cuh"
+#include "given_launchers.cuh"
 
 #include "../common/cuda_check.hpp"
 #include "../part1_merge_path/reference_search.cuh"
@@ -22,70 +24,40 @@ const char* part3Implementation() { return "reference"; }
 // consecutive outputs per thread, a tile of kThreads * kItems outputs per
 // block) and of mergeSort (kSortThreads, kSortItems). Each must be one of
 // studyShapes() (study_shapes.hpp).
-// [Q7 begins] -------------------------------------------------------------------
-// Measured with ./part3 on an H100 and an H200. Long runs per thread mean
-// fewer passes over memory (one per doubling of the run, from the tile on) and
-// fewer searches per output, and an odd count keeps a warp's accesses to its
-// threads' runs free of bank conflicts (see the banks note below): 256 x 16
-// sorts at half the rate of 256 x 17.
-// The merge is one pass over memory whatever the tile, and it streams best
-// with many small blocks resident (8 of 256 threads per multiprocessor rather
-// than 4 of 512, so that some load while others merge): 256 x 17. A merge of
-// 2^27 keys takes 0.320 ms on the H200 with 256 x 17, 0.349 ms with 512 x 17.
-// The sort gains from a larger tile: 512 x 17 saves it one pass over memory
-// (2^28 keys: 15 passes instead of 16) and half of each pass's searches. On
-// the H100 a sort of 2^28 keys went from 14.88 to 14.09 ms; on the H200 both
-// tiles take 12.0 ms. Below 2^20 keys, fewer and larger tile sorts cost more
-// than the pass they save (H200, 2^16: 0.037 -> 0.044 ms).
-constexpr int kThreads = 256;
-constexpr int kItems = 17;
-constexpr int kSortThreads = 512;
-constexpr int kSortItems = 17;
-// [Q7 ends] ---------------------------------------------------------------------
-
-// ---------------------------------------------------------------- jobs
-
-// The merge that tile t belongs to (inputs A, B, output M) and k0, the
-// tile's first output (its first diagonal) counted from that merge's start.
-template <class T>
-struct TileMerge {
-    const T* A;
-    long long nA;
-    const T* B;
-    long long nB;
-    T* M;
-    long long k0;
+struct DefaultShapes {
+    // [Q7 begins] ---------------------------------------------------------------
+    // Measured with ./part3 on an H100 and an H200. Long runs per thread mean
+    // fewer passes over memory (one per doubling of the run, from the tile on) and
+    // fewer searches per output, and an odd count keeps a warp's accesses to its
+    // threads' runs free of bank conflicts (see the banks note below): 256 x 16
+    // sorts at half the rate of 256 x 17.
+    // The merge is one pass over memory whatever the tile, and it streams best
+    // with many small blocks resident (8 of 256 threads per multiprocessor rather
+    // than 4 of 512, so that some load while others merge): 256 x 17. A merge of
+    // 2^27 keys takes 0.320 ms on the H200 with 256 x 17, 0.349 ms with 512 x 17.
+    // The sort gains from a larger tile: 512 x 17 saves it one pass over memory
+    // (2^28 keys: 15 passes instead of 16) and half of each pass's searches. On
+    // the H100 a sort of 2^28 keys went from 14.88 to 14.09 ms; on the H200 both
+    // tiles take 12.0 ms. Below 2^20 keys, fewer and larger tile sorts cost more
+    // than the pass they save (H200, 2^16: 0.037 -> 0.044 ms).
+    static constexpr int kThreads = 256;
+    static constexpr int kItems = 17;
+    static constexpr int kSortThreads = 512;
+    static constexpr int kSortItems = 17;
+    // [Q7 ends] -----------------------------------------------------------------
 };
 
-// Q5: one merge of two arrays; tile t starts at diagonal t * tile.
+// Q6: the merge that tile t of a sort pass belongs to (SortPass, jobs.cuh).
 template <class T>
-struct TwoArrays {
-    TileMerge<T> whole;  // k0 unused
-    __device__ TileMerge<T> mergeOf(long long t, int tile) const {
-        TileMerge<T> m = whole;
-        m.k0 = t * tile;
-        return m;
-    }
-};
-
-// Q6: one pass of the sort: neighbouring sorted runs of `width` values of src
-// are merged pairwise into dst. 2 * width is a multiple of the tile, so no
-// tile straddles two merges: mergeOf(t) is the merge that tile t belongs to.
-template <class T>
-struct SortPass {
-    const T* src;
-    T* dst;
-    long long n, width;
-    __device__ TileMerge<T> mergeOf(long long t, int tile) const {
-        // [Q6 begins] -----------------------------------------------------------
-        const long long first = t * tile;
-        const long long start = first / (2 * width) * (2 * width);
-        const long long nA = min(width, n - start);
-        const long long nB = min(width, n - start - nA);
-        return {src + start, nA, src + start + nA, nB, dst + start, first - start};
-        // [Q6 ends] -------------------------------------------------------------
-    }
-};
+__device__ TileMerge<T> SortPass<T>::mergeOf(long long t, int tile) const {
+    // [Q6 begins] ---------------------------------------------------------------
+    const long long first = t * tile;
+    const long long start = first / (2 * width) * (2 * width);
+    const long long nA = min(width, n - start);
+    const long long nB = min(width, n - start - nA);
+    return {src + start, nA, src + start + nA, nB, dst + start, first - start};
+    // [Q6 ends] -----------------------------------------------------------------
+}
 
 // ---------------------------------------------------------------- kernels
 
@@ -451,7 +423,6 @@ void mergeSortImpl(T* dData, long long n) {
     // [Q6 ends] -----------------------------------------------------------------
 }
 
-}  // namespace lab
+#include "instantiations.inc"  // the element types the graders call
 
-// The given launchers (shared with every implementation).
-#include "given_launchers.cuh"
+}  // namespace lab

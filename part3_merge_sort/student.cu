@@ -1,8 +1,12 @@
 // Part 3 (Q5-Q7): your implementation. See handout.md, Part 3. Write your code
 // between the [Qn begins] and [Qn ends] lines; the rest is shared with the
-// instructors' version and must stay as it is.
+// instructors' version and must stay as it is. Given: the jobs (jobs.cuh),
+// the plumbing (launch_support.cuh) and the launchers that call what this
+// file defines (given_launchers.cuh, which declares it).
 #include "part3.cuh"
+#include "jobs.cuh"
 #include "launch_support.cuh"
+#include "given_launchers.cuh"
 
 #include "../common/cuda_check.hpp"
 #include "../part1_merge_path/student_search.cuh"
@@ -18,66 +22,36 @@ const char* part3Implementation() { return "student"; }
 // consecutive outputs per thread, a tile of kThreads * kItems outputs per
 // block) and of mergeSort (kSortThreads, kSortItems). Each must be one of
 // studyShapes() (study_shapes.hpp).
-// [Q7 begins] -------------------------------------------------------------------
-// TODO(Q7): your default shapes. Run the study (./part3), pick the shapes you
-//   would ship, and justify the choice in your report (no GPU: handout.md,
-//   "The report without a GPU"). The sort may use the merge's shape or its
-//   own. Until then: the first study shape for both.
-constexpr int kThreads = 128;
-constexpr int kItems = 4;
-constexpr int kSortThreads = kThreads;
-constexpr int kSortItems = kItems;
-// [Q7 ends] ---------------------------------------------------------------------
-
-// ---------------------------------------------------------------- jobs
-
-// The merge that tile t belongs to (inputs A, B, output M) and k0, the
-// tile's first output (its first diagonal) counted from that merge's start.
-template <class T>
-struct TileMerge {
-    const T* A;
-    long long nA;
-    const T* B;
-    long long nB;
-    T* M;
-    long long k0;
+struct DefaultShapes {
+    // [Q7 begins] ---------------------------------------------------------------
+    // TODO(Q7): your default shapes. Run the study (./part3), pick the shapes you
+    //   would ship, and justify the choice in your report (no GPU: handout.md,
+    //   "The report without a GPU"). The sort may use the merge's shape or its
+    //   own. Until then: the first study shape for both.
+    static constexpr int kThreads = 128;
+    static constexpr int kItems = 4;
+    static constexpr int kSortThreads = kThreads;
+    static constexpr int kSortItems = kItems;
+    // [Q7 ends] -----------------------------------------------------------------
 };
 
-// Q5: one merge of two arrays; tile t starts at diagonal t * tile.
+// Q6: the merge that tile t of a sort pass belongs to (SortPass, jobs.cuh).
 template <class T>
-struct TwoArrays {
-    TileMerge<T> whole;  // k0 unused
-    __device__ TileMerge<T> mergeOf(long long t, int tile) const {
-        TileMerge<T> m = whole;
-        m.k0 = t * tile;
-        return m;
-    }
-};
-
-// Q6: one pass of the sort: neighbouring sorted runs of `width` values of src
-// are merged pairwise into dst. 2 * width is a multiple of the tile, so no
-// tile straddles two merges: mergeOf(t) is the merge that tile t belongs to.
-template <class T>
-struct SortPass {
-    const T* src;
-    T* dst;
-    long long n, width;
-    __device__ TileMerge<T> mergeOf(long long t, int tile) const {
-        // [Q6 begins] -----------------------------------------------------------
-        // TODO(Q6): the merge that tile t of this pass belongs to.
-        //
-        // Goal: the runs of src that the merge covering outputs
-        //   [t * tile, (t + 1) * tile) reads (A: the first run of the pair,
-        //   B: the second, shorter or empty at the end of the array), where it
-        //   writes in dst, and k0, the tile's first output counted from the
-        //   start of that merge.
-        // Hints: handout.md, Q6.
-        (void)t;
-        (void)tile;
-        return {src, 0, src, 0, dst, 0};
-        // [Q6 ends] -------------------------------------------------------------
-    }
-};
+__device__ TileMerge<T> SortPass<T>::mergeOf(long long t, int tile) const {
+    // [Q6 begins] ---------------------------------------------------------------
+    // TODO(Q6): the merge that tile t of this pass belongs to.
+    //
+    // Goal: the runs of src that the merge covering outputs
+    //   [t * tile, (t + 1) * tile) reads (A: the first run of the pair,
+    //   B: the second, shorter or empty at the end of the array), where it
+    //   writes in dst, and k0, the tile's first output counted from the
+    //   start of that merge.
+    // Hints: handout.md, Q6.
+    (void)t;
+    (void)tile;
+    return {src, 0, src, 0, dst, 0};
+    // [Q6 ends] -----------------------------------------------------------------
+}
 
 // ---------------------------------------------------------------- kernels
 
@@ -191,7 +165,6 @@ void mergeSortImpl(T* dData, long long n) {
     // [Q6 ends] -----------------------------------------------------------------
 }
 
-}  // namespace lab
+#include "instantiations.inc"  // the element types the graders call
 
-// The given launchers (shared with every implementation).
-#include "given_launchers.cuh"
+}  // namespace lab

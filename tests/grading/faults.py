@@ -75,16 +75,17 @@ EDITS = {
     "ignored-shape":
         [(P3, "    const long long numTiles = ceilDiv(n, THREADS * ITEMS);\n    Scratch<long long> splits(numTiles);\n"
               "    runMerge<THREADS, ITEMS, T>(TwoArrays<T>",
-          "    const long long numTiles = ceilDiv(n, kThreads * kItems);\n    Scratch<long long> splits(numTiles);\n"
-          "    runMerge<kThreads, kItems, T>(TwoArrays<T>")],
+          "    const long long numTiles = ceilDiv(n, DefaultShapes::kThreads * DefaultShapes::kItems);\n"
+          "    Scratch<long long> splits(numTiles);\n"
+          "    runMerge<DefaultShapes::kThreads, DefaultShapes::kItems, T>(TwoArrays<T>")],
     "ignored-threads":
         [(P2, "    mergeSmallBatch_k<<<shape.blocks, shape.threads>>>",
           "    const BatchShape mine = batchShape(d, N, 0);\n    mergeSmallBatch_k<<<mine.blocks, mine.threads>>>")],
     "index32-part1":
         [(P1, "    const size_t pair = blockIdx.x;", "    const int pair = blockIdx.x;")],
     "index32-part3":
-        [(P3, "        m.k0 = t * tile;", "        m.k0 = static_cast<int>(t) * tile;"),
-         (P3, "        const long long first = t * tile;", "        const long long first = static_cast<int>(t) * tile;")],
+        [(P3, "    const long long k = m.k0;\n    const long long lo", "    const int k = m.k0;\n    const long long lo"),
+         (P3, "    const long long first = t * tile;", "    const long long first = static_cast<int>(t) * tile;")],
     "oob-read":
         [(P1, "    if (k < nA) s[k] = A[k];",
           "    if (k == 0 && nA > 0) {  // a volatile load: the compiler must keep it, though nobody uses its value\n"
