@@ -206,10 +206,14 @@ def owned_line(course: C.Course, line: str) -> str:
 
 
 def part_heading(course: C.Course, number: str | None) -> str | None:
+    """'## Part 2 — ... (6 points)' for part `number` of the graded parts;
+    '## Extras — ... (bonus, 2 points)' for the bonus part (number None)."""
     plain = [p for p in course.parts if not is_bonus_part(course, p)]
     bonus = [p for p in course.parts if is_bonus_part(course, p)]
-    part = plain[int(number) - 1] if number and int(number) <= len(plain) else (bonus[0] if not number and bonus
-                                                                                 else None)
+    if number:
+        part = plain[int(number) - 1] if int(number) <= len(plain) else None
+    else:
+        part = bonus[0] if bonus else None
     if part is None:
         return None
     total = sum((q.points + q.report for q in course.questions_of(part.name)), C.Fraction(0))
@@ -221,7 +225,7 @@ def part_heading(course: C.Course, number: str | None) -> str | None:
 # ---------------------------------------------------------------- generating
 
 
-def generate(lab: Path, rel: str, text: str, course: C.Course) -> tuple[str, list[str]]:
+def generate(rel: str, text: str, course: C.Course) -> tuple[str, list[str]]:
     """The text with every generated part rewritten, and the blocks it lacks."""
     if rel in WHOLE_FILES:
         return WHOLE_FILES[rel](course), []
@@ -263,7 +267,7 @@ def run(lab: Path, check: bool) -> list[str]:
     for rel in targets(lab):
         path = lab / rel
         old = path.read_text() if path.exists() else ""
-        new, missing = generate(lab, rel, old, course)
+        new, missing = generate(rel, old, course)
         problems += [f"{rel}: no {name}" if name.startswith("heading") else
                      f"{rel}: no generated block '{name}' (its markers are gone)" for name in missing
                      if not (rel == "README.md" and name.startswith("fault") and not course.faults)]

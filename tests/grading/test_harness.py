@@ -86,6 +86,16 @@ PASSING = ("line(event='start', test=name); line(event='end', test=name, status=
            "line(event='summary', passed=1, failed=0, skipped=0)\n")
 
 
+def fake_toolkit(folder: Path) -> Path:
+    """A CUDA toolkit outside the system's folders, as far as the harness looks
+    at one: <folder>/cuda-12.4/bin/nvcc."""
+    kit = folder / "cuda-12.4"
+    (kit / "bin").mkdir(parents=True)
+    (kit / "bin" / "nvcc").write_text("#!/bin/sh\n")
+    (kit / "bin" / "nvcc").chmod(0o755)
+    return kit
+
+
 def case(name="a test"):
     return CT.TestCase("part1", name, ["part1", "Q1"], ["Q1"])
 
@@ -801,10 +811,7 @@ class Includes(unittest.TestCase):
     def test_the_headers_of_the_toolkit_in_use_are_system_headers_wherever_it_lies(self):
         from unittest import mock
         with tempfile.TemporaryDirectory() as tmp:
-            kit = Path(tmp) / "cuda-12.4"
-            (kit / "bin").mkdir(parents=True)
-            (kit / "bin" / "nvcc").write_text("#!/bin/sh\n")
-            (kit / "bin" / "nvcc").chmod(0o755)
+            kit = fake_toolkit(Path(tmp))
             work = Path(tmp) / "work"
             work.mkdir()
             dep = work / "student.d"
@@ -855,10 +862,7 @@ class Sandbox(unittest.TestCase):
         # PyPI's wheels): a build inside must find it, and see nothing more.
         from unittest import mock
         with tempfile.TemporaryDirectory() as kit_dir:
-            kit = Path(kit_dir) / "cuda-12.4"
-            (kit / "bin").mkdir(parents=True)
-            (kit / "bin" / "nvcc").write_text("#!/bin/sh\n")
-            (kit / "bin" / "nvcc").chmod(0o755)
+            kit = fake_toolkit(Path(kit_dir))
             (Path(kit_dir) / "beside.txt").write_text("not the toolkit's")
             nvcc, beside = str(kit / "bin" / "nvcc"), str(Path(kit_dir) / "beside.txt")
             with mock.patch.dict(os.environ, {"NVCC": nvcc}):
