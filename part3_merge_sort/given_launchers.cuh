@@ -53,6 +53,17 @@ void mergeSort(T* dData, long long n) {
     mergeSortImpl<fittingThreads<S::kSortThreads, S::kSortItems, T>(), S::kSortItems>(dData, n);
 }
 
+// The default shapes as values. A template, so that DefaultShapes is looked up
+// where it is instantiated, at the end of student.cu.
+template <class T>
+LaunchShape defaultShapeOf(bool sort) {
+    using S = DefaultShapesFor<T>;
+    return sort ? LaunchShape{S::kSortThreads, S::kSortItems} : LaunchShape{S::kThreads, S::kItems};
+}
+
+LaunchShape mergeLargeDefaultShape() { return defaultShapeOf<int>(false); }
+LaunchShape mergeSortDefaultShape() { return defaultShapeOf<int>(true); }
+
 namespace {
 
 struct MergeLargeInt {

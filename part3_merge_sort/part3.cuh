@@ -56,4 +56,9 @@ void mergePartition(const int* dA, long long nA, const int* dB, long long nB, in
 void mergeLargeShaped(const int* dA, long long nA, const int* dB, long long nB, int* dM, LaunchShape shape);
 void mergeSortShaped(int* dData, long long n, LaunchShape shape);
 
+// Q7: the launch shapes mergeLarge and mergeSort take for int keys (the
+// implementation's DefaultShapes); each must be one of studyShapes(). Given.
+LaunchShape mergeLargeDefaultShape();
+LaunchShape mergeSortDefaultShape();
+
 }  // namespace lab

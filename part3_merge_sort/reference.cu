@@ -23,7 +23,7 @@ const char* part3Implementation() { return "reference"; }
 // The launch shapes of mergeLarge (kThreads threads per block, kItems
 // consecutive outputs per thread, a tile of kThreads * kItems outputs per
 // block) and of mergeSort (kSortThreads, kSortItems). Each must be one of
-// studyShapes() (study_shapes.hpp).
+// studyShapes() (study_shapes.hpp; a test of Q7 checks).
 struct DefaultShapes {
     // [Q7 begins] ---------------------------------------------------------------
     // Measured with ./part3 on an H100 and an H200. Long runs per thread mean

@@ -21,7 +21,7 @@ const char* part3Implementation() { return "student"; }
 // The launch shapes of mergeLarge (kThreads threads per block, kItems
 // consecutive outputs per thread, a tile of kThreads * kItems outputs per
 // block) and of mergeSort (kSortThreads, kSortItems). Each must be one of
-// studyShapes() (study_shapes.hpp).
+// studyShapes() (study_shapes.hpp; a test of Q7 checks).
 struct DefaultShapes {
     // [Q7 begins] ---------------------------------------------------------------
     // TODO(Q7): your default shapes. Run the study (./part3), pick the shapes you

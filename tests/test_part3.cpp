@@ -246,6 +246,18 @@ TEST_CASE("Every launch shape of the study merges and sorts correctly", "[part3]
     }
 }
 
+TEST_CASE("The default shapes are shapes of the study", "[part3][Q7]") {
+    const auto isStudied = [](LaunchShape shape) {
+        for (const LaunchShape& s : studyShapes())
+            if (s.threads == shape.threads && s.itemsPerThread == shape.itemsPerThread) return true;
+        return false;
+    };
+    INFO("mergeLarge's default shape " << mergeLargeDefaultShape().name() << ", mergeSort's "
+                                       << mergeSortDefaultShape().name() << " (DefaultShapes)");
+    CHECK(isStudied(mergeLargeDefaultShape()));
+    CHECK(isStudied(mergeSortDefaultShape()));
+}
+
 TEST_CASE("Launch shapes outside the study are refused", "[part3][Q7]") {
     int x = 0;
     CHECK_THROWS_AS(mergeSortShaped(&x, 10, LaunchShape{100, 3}), Error);

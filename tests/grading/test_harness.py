@@ -338,7 +338,10 @@ class Unchecked(unittest.TestCase):
         q1, q2 = CT.all_questions(CT.LAB)["Q1"], CT.all_questions(CT.LAB)["Q2"]
         large = sum(JUDGE.QuestionResult(q, {}).test_points()[c.name][1] for q in (q1, q2) for c in q.tests if c.large)
         self.assertIn("did not run (no GPU)", text)
-        self.assertIn(f"They carry {round(q1.points + q2.points - large, 2):g} of these parts' 9 code points", text)
+        part1 = [q for q in CT.all_questions(CT.LAB).values() if any(c.name in ran for c in q.tests)]
+        code_max = sum(q.points for q in part1 if not q.bonus)
+        self.assertIn(f"They carry {round(q1.points + q2.points - large, 2):g} of these parts' {code_max:g} code points",
+                      text)
         self.assertIn("the [large] tier", text)
         self.assertIn(f"Q1: {sum(not c.large for c in q1.tests)} of its {len(q1.tests)} tests", text)
         self.assertEqual(U.summary({}, set()), "")
@@ -1331,8 +1334,9 @@ class ExactPoints(unittest.TestCase):
     def test_a_graded_results_json_for_gradescope(self):
         # The GPU path's writer, on a made-up grading: some tests passed, one
         # failed, one not graded, a sanitizer error, a part that does not build.
-        results = [JUDGE.QuestionResult(q, {}) for q in CT.all_questions(CT.LAB).values()]
-        q1, q2, q5 = results[0], results[1], results[4]
+        questions = CT.all_questions(CT.LAB)
+        results = [JUDGE.QuestionResult(q, {}) for q in questions.values()]
+        q1, q2, q5 = (results[list(questions).index(qid)] for qid in ("Q1", "Q2", "Q5"))
         names = [c.name for c in q1.question.tests if q1.question.weights[c.name]]
         q1.outcomes = {n: REP.Outcome("passed") for n in names}
         q1.outcomes[names[-1]] = REP.Outcome("failed", "wrong results: index 3")
@@ -1351,7 +1355,8 @@ class ExactPoints(unittest.TestCase):
         self.assertEqual(rows["Q2 compute-sanitizer"]["status"], "failed")
         self.assertTrue(all(row["status"] == "failed" and "does not compile" in row["output"]
                             for name, row in rows.items() if name.startswith("Q5 ")))
-        report = rows["Report (Q2, Q3, Q7): graded by a person, not here"]
+        asked = ", ".join(q for q, question in questions.items() if question.report_points)
+        report = rows[f"Report ({asked}): graded by a person, not here"]
         self.assertEqual((report["status"], report["max_score"]), ("passed", 0))
         self.assertIn("report.md and 1 figure", report["output"])
         # the rows of a question add up to its score, exactly

@@ -46,6 +46,10 @@ void mergeSortShaped(int* dData, long long n, LaunchShape shape) {
     mergeSort(dData, n);
 }
 
+// The trusted build launches no kernel: it names the first study shape.
+LaunchShape mergeLargeDefaultShape() { return studyShapes().front(); }
+LaunchShape mergeSortDefaultShape() { return studyShapes().front(); }
+
 #include "../../part3_merge_sort/instantiations.inc"  // the element types the graders call
 
 }  // namespace lab
