@@ -179,6 +179,8 @@ class Tables(unittest.TestCase):
             for bad in (("points = 6\n", "points = six\n"), ("points = 6\n", "points = 0.333\n"),
                         ("time limit = 30\n", "time limit = 0\n"), ("part = part1\n", "part = part9\n"),
                         ("expect = Q3 zero", "expect = Q3 nothing"), ("[part part2]", "[section part2]")):
+                if bad[0].startswith("expect") and "\n[fault " not in table:
+                    continue  # the student copy's table has no planted faults
                 self.assertIn(bad[0], table)
                 course.load.cache_clear()
                 (lab / "tests" / "course.ini").write_text(table.replace(bad[0], bad[1], 1))
