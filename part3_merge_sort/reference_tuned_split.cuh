@@ -1,0 +1,196 @@
+// The k-way split of the tuned merge sort: where output `rank` of a stable
+// merge of K sorted runs begins in each run. Host and device (the tests run
+// it on the host against a brute-force merge; kwayPartition_k on the GPU).
+// [instructor reference: files named reference* are not in the student release]
+//
+// The merge path of Green, McColl and Bader (ICS 2012) splits a 2-way merge
+// with one binary search on a diagonal. For K runs the split is K counts
+// c_0 .. c_{K-1}, summing to `rank`: the counts of each run among the first
+// `rank` outputs of the stable merge, where equal keys go out in run order.
+//
+// Why this search and not a hierarchical one. A 4-way merge is also
+// merge(merge(R0, R1), merge(R2, R3)), and a binary search on the upper
+// merge could find its split, but each of its ~log2(n) probes needs an
+// element of a lower merge, itself a diagonal search of ~log2(n) loads: a
+// chain of some 700 dependent loads in global memory per tile at 2^28 keys,
+// where a merge pass has room for about 30. This one is the exact
+// multi-sequence selection of Varman et al. (1991), refined one bit at a
+// time: about log2(n) levels, each with K independent loads (plus, on
+// average, one or two more), so its chain is a few times a 2-way search's.
+//
+// The order. Every value is identified by (key, run, index): it goes out
+// before another when its key is smaller, or equal with a smaller run, or
+// equal in the same run at a smaller index. Positions past a run's end read
+// as a key larger than all ("past"), so every run is endless and all runs
+// look alike.
+//
+// The levels. Sample h of run j is its element at index (x + 1) * h - 1 for
+// x = 0, 1, ...: the last of each block of h. A "cut" takes from every run
+// a prefix of its samples, b_j of them, such that every sample taken goes
+// out before every sample left: it is the set of the smallest samples of its
+// size. Going from block size 2h to h:
+//   1. the cut at level 2h (b_j) is a cut at level h with 2 b_j each, once
+//      each run's new sample between (index 2 b_j, which lies between its last
+//      taken and first left sample of level 2h) joins when it goes out before
+//      the largest value taken, theta: still "everything taken before
+//      everything left";
+//   2. the cut is then moved to size floor(rank / h), dropping the largest
+//      taken sample or adding the smallest left one, one at a time (each move
+//      keeps the cut a cut). Step 1 made it 2 floor(rank / 2h) + m, with m the
+//      number of samples that joined (0..K), so at most K drops or one add.
+// At h = 1 the samples are the values, and the cut of size `rank` is the
+// split. The top level, 2^bits > rank, starts from the empty cut.
+#pragma once
+
+#include "../common/hd.hpp"
+#include "../common/merge_rule.hpp"
+
+// Loops over the K runs are unrolled on the device, so that the per-run
+// arrays below stay in registers (the host compiler has no such pragma).
+#ifdef __CUDA_ARCH__
+#define LAB_UNROLL_RUNS _Pragma("unroll")
+#else
+#define LAB_UNROLL_RUNS
+#endif
+
+namespace lab::tuned {
+
+// A sample: its value, or past the end of its run (after every value).
+template <class T>
+struct Sample {
+    T value;
+    bool past;
+};
+
+// Does x (of run i) go out before y (of run j)? For i == j only when asked
+// of a later sample of the same run (step 1), which never goes first.
+template <class T>
+LAB_HD bool goesBefore(const Sample<T>& x, int i, const Sample<T>& y, int j) {
+    if (i == j) return false;
+    if (x.past || y.past) return !x.past || (y.past && i < j);
+    if (bGoesFirst(x.value, y.value)) return true;
+    if (bGoesFirst(y.value, x.value)) return false;
+    return i < j;  // equal keys: the earlier run first (stability)
+}
+
+// K runs of one merge: run j is run[j][0, len[j]).
+template <int K, class T>
+struct Runs {
+    const T* run[K];
+    long long len[K];
+
+    // Sample x of run j at block size h.
+    LAB_HD Sample<T> sample(int j, long long x, long long h) const {
+        const long long at = (x + 1) * h - 1;
+        if (at >= len[j]) return {T{}, true};
+        return {run[j][at], false};
+    }
+};
+
+// The number of bits of r: the smallest m with r < 2^m.
+LAB_HD inline int bitLength(long long r) {
+    int m = 0;
+    while (m < 63 && (r >> m) != 0) ++m;
+    return m;
+}
+
+// The cut's state at one level: b[j] samples taken from run j; top[j] is the
+// last one taken (when b[j] > 0), next[j] the first one left.
+template <int K, class T>
+struct Cut {
+    long long b[K];
+    Sample<T> top[K], next[K];
+    long long size;
+
+    // The run whose last taken sample goes out last (-1: nothing taken), and
+    // that sample. (The loops index the arrays with constants only, so that
+    // they stay in registers.)
+    LAB_HD int runOfLargestTaken(Sample<T>& largest) const {
+        int r = -1;
+        LAB_UNROLL_RUNS
+        for (int j = 0; j < K; ++j)
+            if (b[j] > 0 && (r < 0 || goesBefore(largest, r, top[j], j))) r = j, largest = top[j];
+        return r;
+    }
+
+    // The run whose first left sample goes out first.
+    LAB_HD int runOfSmallestLeft() const {
+        int r = 0;
+        Sample<T> smallest = next[0];
+        LAB_UNROLL_RUNS
+        for (int j = 1; j < K; ++j)
+            if (goesBefore(next[j], j, smallest, r)) r = j, smallest = next[j];
+        return r;
+    }
+};
+
+// Step 1 of a level (block size h, the cut of level 2h in `cut`): double it,
+// and take each run's new sample that goes out before theta.
+template <int K, class T>
+LAB_HD void refineCut(const Runs<K, T>& runs, long long h, Cut<K, T>& cut) {
+    Sample<T> theta = {T{}, true};
+    const int thetaRun = cut.runOfLargestTaken(theta);
+    cut.size *= 2;
+    LAB_UNROLL_RUNS
+    for (int j = 0; j < K; ++j) {
+        cut.b[j] *= 2;
+        const Sample<T> e = runs.sample(j, cut.b[j], h);  // the K loads of the level, independent
+        if (thetaRun >= 0 && goesBefore(e, j, theta, thetaRun)) {
+            cut.top[j] = e;  // next[j] stays: sample 2 b + 1 is the old first one left
+            ++cut.b[j];
+            ++cut.size;
+        } else {
+            cut.next[j] = e;  // top[j] stays: sample 2 b - 1 is the old last one taken
+        }
+    }
+}
+
+// Step 2 of a level: move the cut to `target` samples.
+template <int K, class T>
+LAB_HD void resizeCut(const Runs<K, T>& runs, long long h, long long target, Cut<K, T>& cut) {
+    while (cut.size > target) {  // drop the largest taken sample
+        Sample<T> largest = {T{}, true};
+        const int r = cut.runOfLargestTaken(largest);
+        LAB_UNROLL_RUNS
+        for (int j = 0; j < K; ++j)
+            if (j == r) {
+                cut.next[j] = cut.top[j];
+                --cut.b[j];
+                if (cut.b[j] > 0) cut.top[j] = runs.sample(j, cut.b[j] - 1, h);
+            }
+        --cut.size;
+    }
+    while (cut.size < target) {  // add the smallest left sample
+        const int r = cut.runOfSmallestLeft();
+        LAB_UNROLL_RUNS
+        for (int j = 0; j < K; ++j)
+            if (j == r) {
+                cut.top[j] = cut.next[j];
+                ++cut.b[j];
+                cut.next[j] = runs.sample(j, cut.b[j], h);
+            }
+        ++cut.size;
+    }
+}
+
+// The split of output `rank` (0 <= rank <= the runs' total): split[j] values
+// of run j precede it in the stable merge of the runs.
+template <int K, class T>
+LAB_HD void kwaySplit(const Runs<K, T>& runs, long long rank, long long (&split)[K]) {
+    Cut<K, T> cut;
+    cut.size = 0;
+    LAB_UNROLL_RUNS
+    for (int j = 0; j < K; ++j) {
+        cut.b[j] = 0;
+        cut.top[j] = cut.next[j] = {T{}, true};
+    }
+    for (int level = bitLength(rank) - 1; level >= 0; --level) {
+        const long long h = 1LL << level;
+        refineCut(runs, h, cut);
+        resizeCut(runs, h, rank >> level, cut);
+    }
+    LAB_UNROLL_RUNS
+    for (int j = 0; j < K; ++j) split[j] = cut.b[j];
+}
+
+}  // namespace lab::tuned
