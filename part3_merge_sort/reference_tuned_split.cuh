@@ -12,11 +12,13 @@
 // merge(merge(R0, R1), merge(R2, R3)), and a binary search on the upper
 // merge could find its split, but each of its ~log2(n) probes needs an
 // element of a lower merge, itself a diagonal search of ~log2(n) loads: a
-// chain of some 700 dependent loads in global memory per tile at 2^28 keys,
-// where a merge pass has room for about 30. This one is the exact
-// multi-sequence selection of Varman et al. (1991), refined one bit at a
-// time: about log2(n) levels, each with K independent loads (plus, on
-// average, one or two more), so its chain is a few times a 2-way search's.
+// chain of several hundred dependent loads in global memory per tile at 2^28
+// keys, where Q5's 2-way partition waits on about 27. This search is a form
+// of the exact multi-sequence selection of Varman et al. (1991), refined one
+// bit at a time: about log2(n) levels, each with K independent loads (plus,
+// on average, one or two dependent ones), so its chain is a few times a
+// 2-way search's, and its probes (every h-th value of each run) lie on a
+// lattice that all tiles of a group share in L2.
 //
 // The order. Every value is identified by (key, run, index): it goes out
 // before another when its key is smaller, or equal with a smaller run, or
@@ -29,11 +31,11 @@
 // a prefix of its samples, b_j of them, such that every sample taken goes
 // out before every sample left: it is the set of the smallest samples of its
 // size. Going from block size 2h to h:
-//   1. the cut at level 2h (b_j) is a cut at level h with 2 b_j each, once
-//      each run's new sample between (index 2 b_j, which lies between its last
-//      taken and first left sample of level 2h) joins when it goes out before
-//      the largest value taken, theta: still "everything taken before
-//      everything left";
+//   1. the cut of level 2h (b_j samples of run j) becomes one of level h:
+//      2 b_j samples of each run, plus the run's sample 2 b_j (new at this
+//      level, between its last taken and first left samples of level 2h)
+//      when it goes out before theta, the largest sample taken. Every sample
+//      taken is then at most theta and every one left is after it;
 //   2. the cut is then moved to size floor(rank / h), dropping the largest
 //      taken sample or adding the smallest left one, one at a time (each move
 //      keeps the cut a cut). Step 1 made it 2 floor(rank / 2h) + m, with m the
