@@ -15,10 +15,12 @@
 // chain of several hundred dependent loads in global memory per tile at 2^28
 // keys, where Q5's 2-way partition waits on about 27. This search is a form
 // of the exact multi-sequence selection of Varman et al. (1991), refined one
-// bit at a time: about log2(n) levels, each with K independent loads (plus,
-// on average, one or two dependent ones), so its chain is a few times a
+// bit at a time: about log2(n) levels, each waiting on one load time (its
+// 2K loads are independent, refineCut), so its chain is about as long as a
 // 2-way search's, and its probes (every h-th value of each run) lie on a
-// lattice that all tiles of a group share in L2.
+// lattice that all tiles of a group share in L2. Counted on the host, 4
+// runs of 2^22 random keys: 23 levels and 0.25 further dependent loads per
+// split on average (5 with 8 distinct keys).
 //
 // The order. Every value is identified by (key, run, index): it goes out
 // before another when its key is smaller, or equal with a smaller run, or
@@ -97,11 +99,13 @@ LAB_HD inline int bitLength(long long r) {
 }
 
 // The cut's state at one level: b[j] samples taken from run j; top[j] is the
-// last one taken (when b[j] > 0), next[j] the first one left.
+// last one taken (when b[j] > 0), next[j] the first one left, and below[j]
+// the one before top[j] where haveBelow[j] (when b[j] > 1).
 template <int K, class T>
 struct Cut {
     long long b[K];
-    Sample<T> top[K], next[K];
+    Sample<T> top[K], next[K], below[K];
+    bool haveBelow[K];
     long long size;
 
     // The run whose last taken sample goes out last (-1: nothing taken), and
@@ -128,6 +132,9 @@ struct Cut {
 
 // Step 1 of a level (block size h, the cut of level 2h in `cut`): double it,
 // and take each run's new sample that goes out before theta.
+// Latency: the level's loads are independent, all in flight at once: each
+// run's new sample (2 b) and the new sample before it (2 b - 2), which step 2
+// takes as the run's last one when it drops one, without waiting for a load.
 template <int K, class T>
 LAB_HD void refineCut(const Runs<K, T>& runs, long long h, Cut<K, T>& cut) {
     Sample<T> theta = {T{}, true};
@@ -136,14 +143,18 @@ LAB_HD void refineCut(const Runs<K, T>& runs, long long h, Cut<K, T>& cut) {
     LAB_UNROLL_RUNS
     for (int j = 0; j < K; ++j) {
         cut.b[j] *= 2;
-        const Sample<T> e = runs.sample(j, cut.b[j], h);  // the K loads of the level, independent
+        const Sample<T> e = runs.sample(j, cut.b[j], h);
+        const Sample<T> f = cut.b[j] >= 2 ? runs.sample(j, cut.b[j] - 2, h) : Sample<T>{T{}, true};
         if (thetaRun >= 0 && goesBefore(e, j, theta, thetaRun)) {
-            cut.top[j] = e;  // next[j] stays: sample 2 b + 1 is the old first one left
+            cut.below[j] = cut.top[j];  // sample 2 b - 1, the old last one taken
+            cut.top[j] = e;             // next[j] stays: sample 2 b + 1 is the old first one left
             ++cut.b[j];
             ++cut.size;
         } else {
-            cut.next[j] = e;  // top[j] stays: sample 2 b - 1 is the old last one taken
+            cut.below[j] = f;  // top[j] stays: sample 2 b - 1 is the old last one taken
+            cut.next[j] = e;
         }
+        cut.haveBelow[j] = true;
     }
 }
 
@@ -158,7 +169,8 @@ LAB_HD void resizeCut(const Runs<K, T>& runs, long long h, long long target, Cut
             if (j == r) {
                 cut.next[j] = cut.top[j];
                 --cut.b[j];
-                if (cut.b[j] > 0) cut.top[j] = runs.sample(j, cut.b[j] - 1, h);
+                if (cut.b[j] > 0) cut.top[j] = cut.haveBelow[j] ? cut.below[j] : runs.sample(j, cut.b[j] - 1, h);
+                cut.haveBelow[j] = false;  // a second drop from this run waits for its load
             }
         --cut.size;
     }
@@ -167,9 +179,11 @@ LAB_HD void resizeCut(const Runs<K, T>& runs, long long h, long long target, Cut
         LAB_UNROLL_RUNS
         for (int j = 0; j < K; ++j)
             if (j == r) {
+                cut.below[j] = cut.top[j];
+                cut.haveBelow[j] = true;
                 cut.top[j] = cut.next[j];
                 ++cut.b[j];
-                cut.next[j] = runs.sample(j, cut.b[j], h);
+                cut.next[j] = runs.sample(j, cut.b[j], h);  // needed at the next level only
             }
         ++cut.size;
     }
@@ -184,7 +198,8 @@ LAB_HD void kwaySplit(const Runs<K, T>& runs, long long rank, long long (&split)
     LAB_UNROLL_RUNS
     for (int j = 0; j < K; ++j) {
         cut.b[j] = 0;
-        cut.top[j] = cut.next[j] = {T{}, true};
+        cut.top[j] = cut.next[j] = cut.below[j] = {T{}, true};
+        cut.haveBelow[j] = false;
     }
     for (int level = bitLength(rank) - 1; level >= 0; --level) {
         const long long h = 1LL << level;
