@@ -266,6 +266,12 @@ part2_LINK := $(TUNED_OBJ)
 NAIVE_PEERS := $(wildcard part3_merge_sort/reference_peers.cu)
 part3_LINK := $(if $(NAIVE_PEERS),$(OBJ)/part3_merge_sort/reference_peers.o)
 
+# The Part 3 demo also times the tuned merge sort (k-way passes) where its
+# instructor file is present (the study's "Q6 tuned" rows); test_tuned tests it.
+TUNED_SORT := $(wildcard part3_merge_sort/reference_tuned_sort.cu)
+TUNED_SORT_OBJ := $(if $(TUNED_SORT),$(OBJ)/part3_merge_sort/reference_tuned_sort.o)
+part3_LINK += $(TUNED_SORT_OBJ)
+
 # Emulated demos print no timing tables: the CCCL peers (CUB, Thrust) and the
 # naive GPU merges give way to the parts' stand-ins (*_emulated.cpp), which refuse.
 ifeq ($(EMULATE),1)
@@ -317,7 +323,10 @@ $(BUILD)/test_common: $(TEST_MAIN) $(OBJ)/tests/test_common.o $(OBJ)/tests/oracl
 $(BUILD)/test_emulator: $(OBJ)/emulator/test_emulator.o $(EMULATOR_OBJS)
 	$(LINK) $^ -o $@
 
-$(BUILD)/test_tuned: $(TEST_MAIN) $(OBJ)/tests/reference_test_tuned.o $(TUNED_OBJ) $(call objs,part2,OBJS) $(COMMON_OBJS)
+# The tuned kernels' tests: Part 2's and Part 3's, each where its instructor file is present.
+TUNED_TESTS := $(if $(TUNED),$(OBJ)/tests/reference_test_tuned.o $(TUNED_OBJ) $(call objs,part2,OBJS)) \
+               $(if $(TUNED_SORT),$(OBJ)/tests/reference_test_tuned_sort.o $(TUNED_SORT_OBJ) $(call objs,part3,OBJS))
+$(BUILD)/test_tuned: $(TEST_MAIN) $(TUNED_TESTS) $(COMMON_OBJS)
 	$(LINK) $^ -o $@ $(TEST_LIBS)
 
 # PART=part1 builds and runs one part's graders alone (a compile error
@@ -328,7 +337,7 @@ $(error PART must be one of: $(PARTS) (not '$(PART)'))
 endif
 TEST_PARTS := $(or $(PART),$(PARTS))
 GPU_TEST_BINS := $(foreach p,$(TEST_PARTS),$(BUILD)/$(IMPL)/test_$(p)) \
-                 $(if $(and $(TUNED),$(filter part2,$(TEST_PARTS))),$(BUILD)/test_tuned)
+                 $(if $(and $(TUNED_TESTS),$(filter part2 part3,$(TEST_PARTS))),$(BUILD)/test_tuned)
 TEST_BINS := $(if $(filter 1,$(EMULATE)),$(BUILD)/test_emulator) $(BUILD)/test_common $(GPU_TEST_BINS)
 # Emulated: the device check of the tested parts' kernel files (above).
 DEVICE_CHECKS := $(if $(filter 1,$(EMULATE)),$(foreach p,$(TEST_PARTS),$(EMU_DEVICE)/$($(p)_DIR)/$(IMPL).o))
@@ -530,7 +539,7 @@ help-instructors:
 ALL_OBJS := $(COMMON_OBJS) $(TEST_MAIN) $(OBJ)/tests/test_common.o \
             $(foreach p,$(PARTS),$(OBJ)/tests/test_$(p).o $(call impl,$(p)) $(call objs,$(p),OBJS) \
                                  $(call objs,$(p),DEMO) $(OBJ)/$($(p)_DIR)/main.o) $(extras_LINK) \
-            $(TUNED_OBJ) $(if $(TUNED),$(OBJ)/tests/reference_test_tuned.o) $(part3_LINK) \
+            $(TUNED_TESTS) $(part3_LINK) \
             $(foreach p,$(PARTS),$(OBJ)/tests/oracle/oracle_$(p).o)
 # Emulated: also the emulator's own test, and the device check.
 EMU_OBJS := $(if $(filter 1,$(EMULATE)),$(OBJ)/emulator/test_emulator.o $(DEVICE_CHECKS))

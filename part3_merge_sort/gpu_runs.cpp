@@ -57,7 +57,7 @@ bool checkedRun(long long n, std::uint64_t seed, std::optional<LaunchShape> shap
     return ok;
 }
 
-bool hugeSort(long long n, std::uint64_t seed) {
+bool hugeSort(long long n, std::uint64_t seed, void (*sort)(int*, long long), const char* name) {
     const std::size_t need = 2 * static_cast<std::size_t>(n) * sizeof(int), have = freeDeviceBytes();
     if (need > have)
         throw Error("sorting " + std::to_string(n) + " keys needs " + formatBytes(double(need)) +
@@ -67,10 +67,10 @@ bool hugeSort(long long n, std::uint64_t seed) {
     const auto before = fingerprint(keys);
     DeviceBuffer<int> d(n, 0);
     d.upload(keys);
-    const Timing t = timeGpu([&] { mergeSort(d.data(), n); }, 0, 1);
+    const Timing t = timeGpu([&] { sort(d.data(), n); }, 0, 1);
     keys = d.download();
     const bool sorted = std::is_sorted(keys.begin(), keys.end()), same = fingerprint(keys) == before;
-    std::printf("mergeSort of %lld keys: %.1f ms (%.2f Gkeys/s); sorted: %s; same keys (fingerprint): %s\n", n,
+    std::printf("%s of %lld keys: %.1f ms (%.2f Gkeys/s); sorted: %s; same keys (fingerprint): %s\n", name, n,
                 t.medianMs, n / (t.medianMs * 1e6), sorted ? "yes" : "NO", same ? "yes" : "NO");
     return sorted && same;
 }

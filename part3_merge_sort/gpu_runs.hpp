@@ -13,6 +13,8 @@ namespace lab {
 // With a shape (--shape), the merge and the sort run at that study shape
 // (mergeLargeShaped, mergeSortShaped) instead of the default ones.
 bool checkedRun(long long n, std::uint64_t seed, std::optional<LaunchShape> shape = std::nullopt);
-bool hugeSort(long long n, std::uint64_t seed);
+// --huge: sorts n random keys with `sort` (mergeSort unless the demo says otherwise).
+bool hugeSort(long long n, std::uint64_t seed, void (*sort)(int*, long long) = mergeSort<int>,
+              const char* name = "mergeSort");
 
 }  // namespace lab

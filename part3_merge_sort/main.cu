@@ -4,7 +4,7 @@
 //      the crossings the linked partition kernel finds (drawing.cpp);
 //   2. merges and sorts a random array on the GPU and checks both;
 //   3. compares with CCCL, std:: and (in the instructors' copy) the naive GPU
-//      merges (tables, ratios);
+//      merges and the tuned merge sort (tables, ratios);
 //   4. the Q7 study: time against n for every launch shape;
 //   --huge N sorts N keys (more than 2^31 if memory allows) and checks them.
 #include "bench_peers.hpp"
@@ -24,12 +24,17 @@
 #include "reference_peers.hpp"
 #define LAB_HAVE_NAIVE_PEERS 1
 #endif
+#if __has_include("reference_tuned.cuh")
+#include "reference_tuned.cuh"
+#define LAB_HAVE_TUNED 1
+#endif
 
 #include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <iostream>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 using namespace lab;
@@ -43,6 +48,40 @@ void copyBoth(const DeviceBuffer<T>& dA, const DeviceBuffer<T>& dB, DeviceBuffer
     CUDA_CHECK(cudaMemcpyAsync(dM.data(), dA.data(), dA.size() * sizeof(T), cudaMemcpyDeviceToDevice));
     CUDA_CHECK(cudaMemcpyAsync(dM.data() + dA.size(), dB.data(), dB.size() * sizeof(T), cudaMemcpyDeviceToDevice));
 }
+
+#ifdef LAB_HAVE_TUNED
+// The tuned merge sort (k-way passes, instructors' copy) against Q6's
+// reference and CUB's merge sort on n random keys of T; its output is checked
+// against CUB's (both stable: equal, tag for tag).
+template <class T>
+void tunedSortTable(const std::string& study, int runs, std::uint64_t seed, const std::string& csvPath) {
+    StudyTable table(study, "the tuned merge sort (4-way passes) of n random keys against the Q6 reference and CUB",
+                     "tuned reference");
+    for (long long n : {1LL << 16, 1LL << 20, 1LL << 24, 1LL << 26, 1LL << 27, 1LL << 28}) {
+        if (!table.fits(n, 6.5 * n * sizeof(T))) continue;  // 2 arrays, the three sorts' temporaries
+        DeviceBuffer<T> pristine(n, 0), work(n, 0);
+        if constexpr (std::is_same_v<T, int>) pristine.upload(randomKeys(n, caseSeed(seed, n, 8)));
+        else pristine.upload(tagKeys(randomKeys(n, caseSeed(seed, n, 8)), 0));
+        peers::CubMergeSort<T> cub(n);
+        StudyRow row{n, 0, "", inPlaceSortMs(work, pristine, [&] { tuned::mergeSort(work.data(), n); }, runs), {}};
+        row.peers.push_back({"Q6 reference", inPlaceSortMs(work, pristine, [&] { mergeSort(work.data(), n); }, runs)});
+        row.peers.push_back({"cub::DeviceMergeSort", inPlaceSortMs(work, pristine, [&] { cub.run(work.data()); }, runs)});
+        table.add(row);
+        const auto restore = [&] {
+            CUDA_CHECK(cudaMemcpy(work.data(), pristine.data(), n * sizeof(T), cudaMemcpyDeviceToDevice));
+        };
+        restore();
+        cub.run(work.data());
+        const std::vector<T> expected = work.download();
+        restore();
+        tuned::mergeSort(work.data(), n);
+        if (Check c = checkEqual(work.download(), expected, study + " n=" + std::to_string(n)); !c)
+            printCheck(c, "tuned mergeSort against CUB's");
+    }
+    table.print();
+    table.appendCsv(csvPath);
+}
+#endif
 
 void studies(int maxLog2, int runs, std::uint64_t seed, const std::string& csvPath) {
     const std::string impl = part3Implementation();
@@ -133,6 +172,10 @@ void studies(int maxLog2, int runs, std::uint64_t seed, const std::string& csvPa
         q6t.add(row);
     }
     q6t.print();
+#ifdef LAB_HAVE_TUNED
+    tunedSortTable<int>("Q6 tuned", runs, seed, csvPath);
+    tunedSortTable<Tagged>("Q6 tuned tagged", runs, seed, csvPath);
+#endif
     std::cout << "(thrust::sort is a radix sort for int keys: the bar a comparison sort is not expected to reach)\n\n";
     StudyTable q7("Q7", "mergeSort against n for every launch shape (threads x items)", impl);
     for (int lg = 10; lg <= maxLog2; lg += 2) {
@@ -158,6 +201,9 @@ int run(int argc, char** argv) {
         .option("max-log2", "L", "largest n of the Q7 study is 2^L, 10..31 (default 28)")
         .option("huge", "N", "sort N random keys and check them (e.g. 2200000000), then exit")
         .option("shape", "TxI", "run the checked merge and sort at this study shape, threads x items (for ncu)")
+#ifdef LAB_HAVE_TUNED
+        .flag("tuned", "with --huge: sort with the tuned merge sort (k-way passes) instead (for ncu)")
+#endif
         .demoOptions(7, "the partition's tiles");
     if (!cli.parse(argc, argv)) return 0;
     const std::uint64_t seed = cli.seed("seed", 1);
@@ -194,6 +240,9 @@ int run(int argc, char** argv) {
     // (The launchers' temporary memory stays in the device's pool between
     // calls: keepPoolMemory in launch_support.cuh, set by the first launch.)
 
+#ifdef LAB_HAVE_TUNED
+    if (cli.has("huge") && cli.has("tuned")) return hugeSort(huge, seed, tuned::mergeSort<int>, "tuned mergeSort") ? 0 : 1;
+#endif
     if (cli.has("huge")) return hugeSort(huge, seed) ? 0 : 1;
     ok &= checkedRun(n, seed, shape);
     std::cout << "\n";

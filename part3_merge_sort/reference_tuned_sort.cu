@@ -1,0 +1,385 @@
+// Part 3 beyond the questions: a merge sort with k-way merge passes.
+// [instructor reference: files named reference* are not in the student release]
+//
+// Q6's sort (reference.cu) sorts tiles in shared memory, then merges pairs of
+// runs, one pass over memory per doubling: 16 passes for 2^28 keys. Each pass
+// reads and writes every value once, so the passes set the time. This sort
+// merges groups of K = 4 runs per pass, quadrupling the run length each time:
+//   - sortTilesTuned_k: a block sorts a tile of SORT_TILE values (as Q6 does);
+//   - kwayPartition_k: for every output tile of a pass, where it starts in
+//     each of its group's K runs (the k-way split, reference_tuned_split.cuh);
+//   - kwayMerge_k: a block loads its K slices into shared memory and merges
+//     them as a tree of 2-way merges, log2(K) rounds with several outputs per
+//     thread, then writes its tile coalesced.
+// Passes over memory (the tile sort included), ints, tiles of 8704 values:
+// 2^20 keys 5, 2^24 keys 7, 2^28 keys 9 (Q6's reference: 8, 12, 16).
+#include "reference_tuned.cuh"
+#include "reference_tuned_split.cuh"
+
+#include "launch_support.cuh"
+#include "part3.cuh"
+
+#include "../common/cuda_check.hpp"
+#include "../part1_merge_path/reference_search.cuh"
+
+#include <climits>
+#include <utility>
+
+namespace lab::tuned {
+
+// The sort's one configuration. ITEMS odd: a warp's r-th values lie ITEMS
+// words apart, in 32 different banks (reference.cu, Tuning 2). The tile sort
+// runs 512 threads (256 for 8-byte values, whose tile would not fit in 48 KB:
+// fittingThreads), the merge 256: eight resident blocks per multiprocessor
+// stream better than four (TUNING.md). A group of K runs must hold whole merge
+// tiles, so the sort's tile is a multiple of the merge's.
+template <class T>
+struct TunedShape {
+    static constexpr int kWays = 4;
+    static constexpr int kItems = 17;
+    static constexpr int kSortThreads = fittingThreads<512, kItems, T>();
+    static constexpr int kMergeThreads = 256;
+    static constexpr int kSortTile = kSortThreads * kItems;
+    static constexpr int kMergeTile = kMergeThreads * kItems;
+    static_assert(kWays >= 2 && (kWays & (kWays - 1)) == 0, "the merge rounds pair runs: K a power of two");
+    static_assert(kSortTile % kMergeTile == 0, "a group of K runs must hold whole merge tiles");
+};
+
+// ---------------------------------------------------------------- one pass
+
+// One pass: the sorted runs of `width` values of src, in groups of K
+// consecutive runs, are merged into runs of K * width in dst. The last group
+// may have fewer runs, and its last run fewer values.
+template <int K, class T>
+struct KWayPass {
+    const T* src;
+    T* dst;
+    long long n, width;
+
+    // The group that output `first` belongs to: its start, and its K runs.
+    __device__ long long groupStart(long long first) const { return first / (K * width) * (K * width); }
+    __device__ Runs<K, T> runsAt(long long start) const {
+        Runs<K, T> r;
+#pragma unroll
+        for (int j = 0; j < K; ++j) {
+            const long long begin = min(start + j * width, n);
+            r.run[j] = src + begin;
+            r.len[j] = min(width, n - begin);
+        }
+        return r;
+    }
+};
+
+// A pair of neighbouring runs in shared memory: A = s[start, mid), B = s[mid, end).
+struct Pair {
+    int start, mid, end;
+};
+
+// A thread's place on the merge path of a pair: A's next value s[ia] (a),
+// B's next s[ib] (b). take() returns the next output of the stable merge (A on
+// ties) and loads only the successor of the value taken, from one chosen
+// index; a side used up reads the slot after it, a value never used (so s
+// has one spare slot after the tile).
+template <class T>
+struct PathCursor {
+    int ia, ib, endA, endB;
+    T a, b;
+
+    // At output x of pair p (x in [p.start, p.end]), found by Part 1's search.
+    __device__ static PathCursor at(const T* s, Pair p, int x) {
+        const int i = diagonalSearch(s + p.start, p.mid - p.start, s + p.mid, p.end - p.mid, x - p.start);
+        return start(s, p, p.start + i, p.mid + (x - p.start - i));
+    }
+    __device__ static PathCursor start(const T* s, Pair p, int ia, int ib) { return {ia, ib, p.mid, p.end, s[ia], s[ib]}; }
+
+    __device__ T take(const T* s) {
+        const bool fromA = ib >= endB || (ia < endA && !bGoesFirst(b, a));
+        const T out = fromA ? a : b;
+        const int next = (fromA ? ia : ib) + 1;
+        const T value = s[next];
+        ia = fromA ? next : ia;
+        ib = fromA ? ib : next;
+        a = fromA ? value : a;
+        b = fromA ? b : value;
+        return out;
+    }
+};
+
+// ---------------------------------------------------------------- tiles in shared memory
+
+// Global -> shared, coalesced: s[x] = at(x) for x in [0, len). A full tile
+// issues all of a thread's loads before its first store, so that they are in
+// flight together (reference.cu, Tuning 4).
+template <int THREADS, int ITEMS, class T, class At>
+__device__ void loadTile(T* s, int len, At at) {
+    if (len == THREADS * ITEMS) {
+        T r[ITEMS];
+#pragma unroll
+        for (int q = 0; q < ITEMS; ++q) r[q] = at(threadIdx.x + q * THREADS);
+#pragma unroll
+        for (int q = 0; q < ITEMS; ++q) s[threadIdx.x + q * THREADS] = r[q];
+    } else {
+        for (int x = threadIdx.x; x < len; x += THREADS) s[x] = at(x);
+    }
+}
+
+// v[r] -> s[kk + r] for the thread's count outputs, between two barriers (s
+// free before, read by others after).
+template <int ITEMS, class T>
+__device__ void storeRegisters(T* s, const T (&v)[ITEMS], int kk, int count) {
+    __syncthreads();
+#pragma unroll
+    for (int r = 0; r < ITEMS; ++r)
+        if (r < count) s[kk + r] = v[r];
+    __syncthreads();
+}
+
+// The tile's outputs, v (outputs kk .. of the tile, count of them), to
+// dst[0, len), coalesced through s.
+template <int THREADS, int ITEMS, class T>
+__device__ void storeTile(T* s, const T (&v)[ITEMS], int kk, int count, int len, T* dst) {
+    storeRegisters(s, v, kk, count);
+    if (len == THREADS * ITEMS) {
+#pragma unroll
+        for (int q = 0; q < ITEMS; ++q) dst[threadIdx.x + q * THREADS] = s[threadIdx.x + q * THREADS];
+    } else {
+        for (int x = threadIdx.x; x < len; x += THREADS) dst[x] = s[x];
+    }
+}
+
+// ---------------------------------------------------------------- phase 1: tile sort
+
+// Stable odd-even transposition sort of v[0, count) in registers: neighbours
+// swap only when the right one is strictly smaller.
+template <int ITEMS, class T>
+__device__ void sortRegisters(T (&v)[ITEMS], int count) {
+#pragma unroll
+    for (int phase = 0; phase < ITEMS; ++phase)
+#pragma unroll
+        for (int r = phase % 2; r + 1 < ITEMS; r += 2)
+            if (r + 1 < count && bGoesFirst(v[r + 1], v[r])) {
+                const T x = v[r];
+                v[r] = v[r + 1];
+                v[r + 1] = x;
+            }
+}
+
+// A loaded tile of len values at s, sorted into v (outputs threadIdx.x *
+// ITEMS ..). FULL: every tile but the last, compiled without bound checks.
+template <int THREADS, int ITEMS, bool FULL, class T>
+__device__ void sortLoadedTile(T* s, int len, T (&v)[ITEMS]) {
+    if (FULL) len = THREADS * ITEMS;
+    const int kk = threadIdx.x * ITEMS;
+    const int mine = FULL ? ITEMS : max(0, min(ITEMS, len - kk));
+
+    // Step 1: runs of ITEMS, each sorted by its thread in registers.
+#pragma unroll
+    for (int r = 0; r < ITEMS; ++r)
+        if (r < mine) v[r] = s[kk + r];
+    sortRegisters(v, mine);
+
+    // Step 2: rounds merge neighbouring runs of width ITEMS, 2 ITEMS, ...; a
+    // pair is the work of pairThreads threads (a power of two), and no
+    // thread's outputs cross a pair's end.
+    for (int width = ITEMS, pairThreads = 2; width < len; width *= 2, pairThreads *= 2) {
+        storeRegisters(s, v, kk, mine);
+        if (mine > 0) {
+            const int start = (threadIdx.x & ~(pairThreads - 1)) * ITEMS;
+            const Pair p{start, min(start + width, len), min(start + 2 * width, len)};
+            PathCursor<T> c = PathCursor<T>::at(s, p, kk);
+#pragma unroll
+            for (int r = 0; r < ITEMS; ++r)
+                if (r < mine) v[r] = c.take(s);
+        }
+    }
+}
+
+// Block b sorts tile b of `in` (SORT_TILE values, fewer in the last) into `out`.
+template <int THREADS, int ITEMS, class T>
+__global__ void __launch_bounds__(THREADS, 1024 / THREADS) sortTilesTuned_k(const T* in, T* out, long long n) {
+    constexpr int TILE = THREADS * ITEMS;
+    __shared__ T s[TILE + 1];  // + 1: PathCursor's spare slot
+    const long long base = blockIdx.x * static_cast<long long>(TILE);
+    const int len = static_cast<int>(min(static_cast<long long>(TILE), n - base));
+
+    // Step 1: load the tile, coalesced.
+    waitForPreviousKernel();
+    loadTile<THREADS, ITEMS>(s, len, [&](int x) { return in[base + x]; });
+    allowNextKernel();
+    __syncthreads();
+
+    // Step 2: sort it; step 3: store it, coalesced.
+    T v[ITEMS];
+    if (len == TILE) sortLoadedTile<THREADS, ITEMS, true>(s, len, v);
+    else sortLoadedTile<THREADS, ITEMS, false>(s, len, v);
+    const int kk = threadIdx.x * ITEMS;
+    storeTile<THREADS>(s, v, kk, max(0, min(ITEMS, len - kk)), len, out + base);
+}
+
+// ---------------------------------------------------------------- phase 2: k-way passes
+
+// Partition: splits[t * K + j] = how many values of run j of its group
+// precede output tile t's first output, one thread per tile.
+template <int K, class T>
+__global__ void kwayPartition_k(KWayPass<K, T> pass, int tile, long long numTiles, long long* splits) {
+    waitForPreviousKernel();  // the pass before wrote the runs
+    allowNextKernel();
+    const long long t = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x;
+    if (t >= numTiles) return;
+    const long long first = t * tile;
+    const long long start = pass.groupStart(first);
+    long long split[K];
+    kwaySplit(pass.runsAt(start), first - start, split);
+#pragma unroll
+    for (int j = 0; j < K; ++j) splits[t * K + j] = split[j];
+}
+
+// The pair of round W holding output x of the tile: runs of the round are W
+// consecutive slices (off[] their bounds), a pair is two runs. When x ends a
+// pair, the next pair that has outputs.
+template <int W, int K>
+__device__ Pair pairHolding(const int (&off)[K + 1], int x) {
+    Pair p{off[K - 2 * W], off[K - W], off[K]};
+#pragma unroll
+    for (int q = K - 4 * W; q >= 0; q -= 2 * W)
+        if (x < off[q + 2 * W]) p = {off[q], off[q + W], off[q + 2 * W]};
+    return p;
+}
+
+// Round W of the tile's merge tree: every pair of runs (W slices each) of s
+// is merged; the thread's count outputs from kk on go to v. A thread's outputs
+// may cross from one pair into the next (slices have any length), except in
+// the last round, which has one pair.
+template <int W, int K, int ITEMS, class T>
+__device__ void mergeRound(const T* s, const int (&off)[K + 1], int kk, int count, T (&v)[ITEMS]) {
+    if (count <= 0) return;
+    PathCursor<T> c = PathCursor<T>::at(s, pairHolding<W, K>(off, kk), kk);
+#pragma unroll
+    for (int r = 0; r < ITEMS; ++r) {
+        if (r < count) {
+            if (2 * W < K && kk + r == c.endB) {  // the pair is done: the next one from its start
+                const Pair p = pairHolding<W, K>(off, kk + r);
+                c = PathCursor<T>::start(s, p, p.start, p.mid);
+            }
+            v[r] = c.take(s);
+        }
+    }
+}
+
+// Rounds W, 2W, ..., K/2: each merges pairs of the round before's runs; the
+// outputs go back to s between rounds.
+template <int W, int K, int ITEMS, class T>
+__device__ void mergeRounds(T* s, const int (&off)[K + 1], int kk, int count, T (&v)[ITEMS]) {
+    mergeRound<W, K>(s, off, kk, count, v);
+    if constexpr (2 * W < K) {
+        storeRegisters(s, v, kk, count);
+        mergeRounds<2 * W, K>(s, off, kk, count, v);
+    }
+}
+
+// Merge: block t writes output tile t of the pass, merged from its K slices,
+// [splits[t], splits[t + 1]) of each run (to its group's end for the last tile).
+template <int THREADS, int ITEMS, int K, class T>
+__global__ void __launch_bounds__(THREADS) kwayMerge_k(KWayPass<K, T> pass, const long long* splits) {
+    constexpr int TILE = THREADS * ITEMS;
+    __shared__ T s[TILE + 1];  // the slices, then each round's runs; + 1: PathCursor's spare slot
+    const long long t = blockIdx.x;
+    const long long first = t * TILE, start = pass.groupStart(first);
+    const long long groupEnd = min(start + K * pass.width, pass.n);
+    const Runs<K, T> runs = pass.runsAt(start);
+    waitForPreviousKernel();  // for the splits
+
+    // Step 1: the slices. Slice j, values [lo, hi) of run j, goes to
+    // s[off[j], off[j + 1]); shift[j] turns a position of s into src's index.
+    int off[K + 1];
+    long long shift[K];
+    off[0] = 0;
+#pragma unroll
+    for (int j = 0; j < K; ++j) {
+        const long long lo = splits[t * K + j];
+        const long long hi = first + TILE >= groupEnd ? runs.len[j] : splits[(t + 1) * K + j];
+        off[j + 1] = off[j] + static_cast<int>(hi - lo);
+        shift[j] = start + j * pass.width + lo - off[j];
+    }
+    const int len = off[K];
+
+    // Step 2: load them, coalesced within each slice.
+    loadTile<THREADS, ITEMS>(s, len, [&](int x) {
+        long long at = shift[0] + x;
+#pragma unroll
+        for (int j = 1; j < K; ++j)
+            if (x >= off[j]) at = shift[j] + x;
+        return pass.src[at];
+    });
+    allowNextKernel();
+    __syncthreads();
+
+    // Step 3: the merge tree, log2(K) rounds; step 4: the tile out, coalesced.
+    const int kk = min(static_cast<int>(threadIdx.x) * ITEMS, len);
+    const int count = min(ITEMS, len - kk);
+    T v[ITEMS];
+    mergeRounds<1, K>(s, off, kk, count, v);
+    storeTile<THREADS>(s, v, kk, count, len, pass.dst + first);
+}
+
+// ---------------------------------------------------------------- host
+
+// One pass: the partition, then the merge, each allowed to overlap the end of
+// the kernel before it (programmatic dependent launch, launch_support.cuh).
+template <class T>
+void runPass(const KWayPass<TunedShape<T>::kWays, T>& pass, long long numTiles, long long* splits) {
+    using S = TunedShape<T>;
+    constexpr int kPartitionThreads = 256;
+    launchAfterPrevious(kwayPartition_k<S::kWays, T>, static_cast<unsigned>(ceilDiv(numTiles, kPartitionThreads)),
+                        kPartitionThreads, pass, S::kMergeTile, numTiles, splits);
+    launchAfterPrevious(kwayMerge_k<S::kMergeThreads, S::kItems, S::kWays, T>, static_cast<unsigned>(numTiles),
+                        S::kMergeThreads, pass, static_cast<const long long*>(splits));
+}
+
+template <class T>
+void mergeSort(T* dData, long long n) {
+    using S = TunedShape<T>;
+    checkMergeSort(dData, n);
+    if (n <= 1) return;
+    const long long sortTiles = ceilDiv(n, S::kSortTile), mergeTiles = ceilDiv(n, S::kMergeTile);
+    LAB_REQUIRE(mergeTiles <= INT_MAX, "too many tiles (" << mergeTiles << ") for one grid");
+    if (sortTiles == 1) {  // one block sorts it all, in place
+        sortTilesTuned_k<S::kSortThreads, S::kItems><<<1, S::kSortThreads>>>(dData, dData, n);
+        CUDA_CHECK_LAUNCH("sortTilesTuned_k");
+        return;
+    }
+    // The ping-pong buffer and the splits, allocated once for all passes and
+    // freed in stream order on every way out (Scratch, launch_support.cuh).
+    Scratch<T> temp(n);
+    Scratch<long long> splits(mergeTiles * S::kWays);
+
+    // Which buffer holds the result: each pass moves the data to the other
+    // one, so with an odd number of passes the tile sort writes to temp, and
+    // the last pass lands in dData either way.
+    int passes = 0;
+    for (long long width = S::kSortTile; width < n; width *= S::kWays) ++passes;
+    T* src = passes % 2 ? temp.get() : dData;
+    T* dst = passes % 2 ? dData : temp.get();
+
+    // Phase 1: sorted runs of one tile each; phase 2: k-way passes.
+    sortTilesTuned_k<S::kSortThreads, S::kItems><<<static_cast<unsigned>(sortTiles), S::kSortThreads>>>(dData, src, n);
+    CUDA_CHECK_LAUNCH("sortTilesTuned_k");
+    for (long long width = S::kSortTile; width < n; width *= S::kWays) {
+        runPass<T>({src, dst, n, width}, mergeTiles, splits.get());
+        std::swap(src, dst);
+    }
+}
+
+template <class T>
+int mergeSortTile() { return TunedShape<T>::kSortTile; }
+template <class T>
+int mergeSortMergeTile() { return TunedShape<T>::kMergeTile; }
+
+template void mergeSort<int>(int*, long long);
+template void mergeSort<Tagged>(Tagged*, long long);
+template int mergeSortTile<int>();
+template int mergeSortTile<Tagged>();
+template int mergeSortMergeTile<int>();
+template int mergeSortMergeTile<Tagged>();
+
+}  // namespace lab::tuned

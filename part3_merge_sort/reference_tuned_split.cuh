@@ -1,0 +1,213 @@
+// The k-way split of the tuned merge sort: where output `rank` of a stable
+// merge of K sorted runs begins in each run. Host and device (the tests run
+// it on the host against a brute-force merge; kwayPartition_k on the GPU).
+// [instructor reference: files named reference* are not in the student release]
+//
+// The merge path of Green, McColl and Bader (ICS 2012) splits a 2-way merge
+// with one binary search on a diagonal. For K runs the split is K counts
+// c_0 .. c_{K-1}, summing to `rank`: the counts of each run among the first
+// `rank` outputs of the stable merge, where equal keys go out in run order.
+//
+// Why this search and not a hierarchical one. A 4-way merge is also
+// merge(merge(R0, R1), merge(R2, R3)), and a binary search on the upper
+// merge could find its split, but each of its ~log2(n) probes needs an
+// element of a lower merge, itself a diagonal search of ~log2(n) loads: a
+// chain of several hundred dependent loads in global memory per tile at 2^28
+// keys, where Q5's 2-way partition waits on about 27. This search is a form
+// of the exact multi-sequence selection of Varman et al. (1991), refined one
+// bit at a time: about log2(n) levels, each waiting on one load time (its
+// 2K loads are independent, refineCut), so its chain is about as long as a
+// 2-way search's, and its probes (every h-th value of each run) lie on a
+// lattice that all tiles of a group share in L2. Counted on the host, 4
+// runs of 2^22 random keys: 23 levels and 0.25 further dependent loads per
+// split on average (5 with 8 distinct keys).
+//
+// The order. Every value is identified by (key, run, index): it goes out
+// before another when its key is smaller, or equal with a smaller run, or
+// equal in the same run at a smaller index. Positions past a run's end read
+// as a key larger than all ("past"), so every run is endless and all runs
+// look alike.
+//
+// The levels. Sample h of run j is its element at index (x + 1) * h - 1 for
+// x = 0, 1, ...: the last of each block of h. A "cut" takes from every run
+// a prefix of its samples, b_j of them, such that every sample taken goes
+// out before every sample left: it is the set of the smallest samples of its
+// size. Going from block size 2h to h:
+//   1. the cut of level 2h (b_j samples of run j) becomes one of level h:
+//      2 b_j samples of each run, plus the run's sample 2 b_j (new at this
+//      level, between its last taken and first left samples of level 2h)
+//      when it goes out before theta, the largest sample taken. Every sample
+//      taken is then at most theta and every one left is after it;
+//   2. the cut is then moved to size floor(rank / h), dropping the largest
+//      taken sample or adding the smallest left one, one at a time (each move
+//      keeps the cut a cut). Step 1 made it 2 floor(rank / 2h) + m, with m the
+//      number of samples that joined (0..K), so at most K drops or one add.
+// At h = 1 the samples are the values, and the cut of size `rank` is the
+// split. The top level, 2^bits > rank, starts from the empty cut.
+#pragma once
+
+#include "../common/hd.hpp"
+#include "../common/merge_rule.hpp"
+
+// Loops over the K runs are unrolled on the device, so that the per-run
+// arrays below stay in registers (the host compiler has no such pragma).
+#ifdef __CUDA_ARCH__
+#define LAB_UNROLL_RUNS _Pragma("unroll")
+#else
+#define LAB_UNROLL_RUNS
+#endif
+
+namespace lab::tuned {
+
+// A sample: its value, or past the end of its run (after every value).
+template <class T>
+struct Sample {
+    T value;
+    bool past;
+};
+
+// Does x (of run i) go out before y (of run j)? For i == j only when asked
+// of a later sample of the same run (step 1), which never goes first.
+template <class T>
+LAB_HD bool goesBefore(const Sample<T>& x, int i, const Sample<T>& y, int j) {
+    if (i == j) return false;
+    if (x.past || y.past) return !x.past || (y.past && i < j);
+    if (bGoesFirst(x.value, y.value)) return true;
+    if (bGoesFirst(y.value, x.value)) return false;
+    return i < j;  // equal keys: the earlier run first (stability)
+}
+
+// K runs of one merge: run j is run[j][0, len[j]).
+template <int K, class T>
+struct Runs {
+    const T* run[K];
+    long long len[K];
+
+    // Sample x of run j at block size h.
+    LAB_HD Sample<T> sample(int j, long long x, long long h) const {
+        const long long at = (x + 1) * h - 1;
+        if (at >= len[j]) return {T{}, true};
+        return {run[j][at], false};
+    }
+};
+
+// The number of bits of r: the smallest m with r < 2^m.
+LAB_HD inline int bitLength(long long r) {
+    int m = 0;
+    while (m < 63 && (r >> m) != 0) ++m;
+    return m;
+}
+
+// The cut's state at one level: b[j] samples taken from run j; top[j] is the
+// last one taken (when b[j] > 0), next[j] the first one left, and below[j]
+// the one before top[j] where haveBelow[j] (when b[j] > 1).
+template <int K, class T>
+struct Cut {
+    long long b[K];
+    Sample<T> top[K], next[K], below[K];
+    bool haveBelow[K];
+    long long size;
+
+    // The run whose last taken sample goes out last (-1: nothing taken), and
+    // that sample. (The loops index the arrays with constants only, so that
+    // they stay in registers.)
+    LAB_HD int runOfLargestTaken(Sample<T>& largest) const {
+        int r = -1;
+        LAB_UNROLL_RUNS
+        for (int j = 0; j < K; ++j)
+            if (b[j] > 0 && (r < 0 || goesBefore(largest, r, top[j], j))) r = j, largest = top[j];
+        return r;
+    }
+
+    // The run whose first left sample goes out first.
+    LAB_HD int runOfSmallestLeft() const {
+        int r = 0;
+        Sample<T> smallest = next[0];
+        LAB_UNROLL_RUNS
+        for (int j = 1; j < K; ++j)
+            if (goesBefore(next[j], j, smallest, r)) r = j, smallest = next[j];
+        return r;
+    }
+};
+
+// Step 1 of a level (block size h, the cut of level 2h in `cut`): double it,
+// and take each run's new sample that goes out before theta.
+// Latency: the level's loads are independent, all in flight at once: each
+// run's new sample (2 b) and the new sample before it (2 b - 2), which step 2
+// takes as the run's last one when it drops one, without waiting for a load.
+template <int K, class T>
+LAB_HD void refineCut(const Runs<K, T>& runs, long long h, Cut<K, T>& cut) {
+    Sample<T> theta = {T{}, true};
+    const int thetaRun = cut.runOfLargestTaken(theta);
+    cut.size *= 2;
+    LAB_UNROLL_RUNS
+    for (int j = 0; j < K; ++j) {
+        cut.b[j] *= 2;
+        const Sample<T> e = runs.sample(j, cut.b[j], h);
+        const Sample<T> f = cut.b[j] >= 2 ? runs.sample(j, cut.b[j] - 2, h) : Sample<T>{T{}, true};
+        if (thetaRun >= 0 && goesBefore(e, j, theta, thetaRun)) {
+            cut.below[j] = cut.top[j];  // sample 2 b - 1, the old last one taken
+            cut.top[j] = e;             // next[j] stays: sample 2 b + 1 is the old first one left
+            ++cut.b[j];
+            ++cut.size;
+        } else {
+            cut.below[j] = f;  // top[j] stays: sample 2 b - 1 is the old last one taken
+            cut.next[j] = e;
+        }
+        cut.haveBelow[j] = true;
+    }
+}
+
+// Step 2 of a level: move the cut to `target` samples.
+template <int K, class T>
+LAB_HD void resizeCut(const Runs<K, T>& runs, long long h, long long target, Cut<K, T>& cut) {
+    while (cut.size > target) {  // drop the largest taken sample
+        Sample<T> largest = {T{}, true};
+        const int r = cut.runOfLargestTaken(largest);
+        LAB_UNROLL_RUNS
+        for (int j = 0; j < K; ++j)
+            if (j == r) {
+                cut.next[j] = cut.top[j];
+                --cut.b[j];
+                if (cut.b[j] > 0) cut.top[j] = cut.haveBelow[j] ? cut.below[j] : runs.sample(j, cut.b[j] - 1, h);
+                cut.haveBelow[j] = false;  // a second drop from this run waits for its load
+            }
+        --cut.size;
+    }
+    while (cut.size < target) {  // add the smallest left sample
+        const int r = cut.runOfSmallestLeft();
+        LAB_UNROLL_RUNS
+        for (int j = 0; j < K; ++j)
+            if (j == r) {
+                cut.below[j] = cut.top[j];
+                cut.haveBelow[j] = true;
+                cut.top[j] = cut.next[j];
+                ++cut.b[j];
+                cut.next[j] = runs.sample(j, cut.b[j], h);  // needed at the next level only
+            }
+        ++cut.size;
+    }
+}
+
+// The split of output `rank` (0 <= rank <= the runs' total): split[j] values
+// of run j precede it in the stable merge of the runs.
+template <int K, class T>
+LAB_HD void kwaySplit(const Runs<K, T>& runs, long long rank, long long (&split)[K]) {
+    Cut<K, T> cut;
+    cut.size = 0;
+    LAB_UNROLL_RUNS
+    for (int j = 0; j < K; ++j) {
+        cut.b[j] = 0;
+        cut.top[j] = cut.next[j] = cut.below[j] = {T{}, true};
+        cut.haveBelow[j] = false;
+    }
+    for (int level = bitLength(rank) - 1; level >= 0; --level) {
+        const long long h = 1LL << level;
+        refineCut(runs, h, cut);
+        resizeCut(runs, h, rank >> level, cut);
+    }
+    LAB_UNROLL_RUNS
+    for (int j = 0; j < K; ++j) split[j] = cut.b[j];
+}
+
+}  // namespace lab::tuned
