@@ -47,7 +47,7 @@
 #pragma once
 
 #include "../common/hd.hpp"
-#include "../common/merge_rule.hpp"
+#include "../common/tagged.hpp"
 
 // Loops over the K runs are unrolled on the device, so that the per-run
 // arrays below stay in registers (the host compiler has no such pragma).
@@ -59,23 +59,21 @@
 
 namespace lab::tuned {
 
-// A sample: its value, or past the end of its run (after every value).
-template <class T>
-struct Sample {
-    T value;
-    bool past;
-};
+// A sample as the search compares it: one 64-bit word that orders samples as
+// the stable merge does, so that every comparison is one instruction. From the
+// top: whether it lies past its run's end (then after every value), its key
+// (biased, so that unsigned order is signed order), its run (equal keys: the
+// earlier run first). Two samples of one run compare by key, and a later one
+// never goes first, which is what step 1 below needs.
+using Sample = unsigned long long;
 
-// Does x (of run i) go out before y (of run j)? For i == j only when asked
-// of a later sample of the same run (step 1), which never goes first.
-template <class T>
-LAB_HD bool goesBefore(const Sample<T>& x, int i, const Sample<T>& y, int j) {
-    if (i == j) return false;
-    if (x.past || y.past) return !x.past || (y.past && i < j);
-    if (bGoesFirst(x.value, y.value)) return true;
-    if (bGoesFirst(y.value, x.value)) return false;
-    return i < j;  // equal keys: the earlier run first (stability)
+LAB_HD inline int keyOf(int v) { return v; }
+LAB_HD inline int keyOf(const Tagged& v) { return v.key; }
+
+LAB_HD inline Sample valueSample(int key, int run) {
+    return (static_cast<Sample>(static_cast<unsigned>(key) ^ 0x80000000u) << 8) | static_cast<unsigned>(run);
 }
+LAB_HD inline Sample pastSample(int run) { return (1ULL << 40) | static_cast<unsigned>(run); }
 
 // K runs of one merge: run j is run[j][0, len[j]).
 template <int K, class T>
@@ -84,10 +82,9 @@ struct Runs {
     long long len[K];
 
     // Sample x of run j at block size h.
-    LAB_HD Sample<T> sample(int j, long long x, long long h) const {
+    LAB_HD Sample sample(int j, long long x, long long h) const {
         const long long at = (x + 1) * h - 1;
-        if (at >= len[j]) return {T{}, true};
-        return {run[j][at], false};
+        return at >= len[j] ? pastSample(j) : valueSample(keyOf(run[j][at]), j);
     }
 };
 
@@ -101,31 +98,31 @@ LAB_HD inline int bitLength(long long r) {
 // The cut's state at one level: b[j] samples taken from run j; top[j] is the
 // last one taken (when b[j] > 0), next[j] the first one left, and below[j]
 // the one before top[j] where haveBelow[j] (when b[j] > 1).
-template <int K, class T>
+template <int K>
 struct Cut {
     long long b[K];
-    Sample<T> top[K], next[K], below[K];
+    Sample top[K], next[K], below[K];
     bool haveBelow[K];
     long long size;
 
     // The run whose last taken sample goes out last (-1: nothing taken), and
     // that sample. (The loops index the arrays with constants only, so that
     // they stay in registers.)
-    LAB_HD int runOfLargestTaken(Sample<T>& largest) const {
+    LAB_HD int runOfLargestTaken(Sample& largest) const {
         int r = -1;
         LAB_UNROLL_RUNS
         for (int j = 0; j < K; ++j)
-            if (b[j] > 0 && (r < 0 || goesBefore(largest, r, top[j], j))) r = j, largest = top[j];
+            if (b[j] > 0 && (r < 0 || largest < top[j])) r = j, largest = top[j];
         return r;
     }
 
     // The run whose first left sample goes out first.
     LAB_HD int runOfSmallestLeft() const {
         int r = 0;
-        Sample<T> smallest = next[0];
+        Sample smallest = next[0];
         LAB_UNROLL_RUNS
         for (int j = 1; j < K; ++j)
-            if (goesBefore(next[j], j, smallest, r)) r = j, smallest = next[j];
+            if (next[j] < smallest) r = j, smallest = next[j];
         return r;
     }
 };
@@ -136,16 +133,16 @@ struct Cut {
 // run's new sample (2 b) and the new sample before it (2 b - 2), which step 2
 // takes as the run's last one when it drops one, without waiting for a load.
 template <int K, class T>
-LAB_HD void refineCut(const Runs<K, T>& runs, long long h, Cut<K, T>& cut) {
-    Sample<T> theta = {T{}, true};
-    const int thetaRun = cut.runOfLargestTaken(theta);
+LAB_HD void refineCut(const Runs<K, T>& runs, long long h, Cut<K>& cut) {
+    Sample theta = 0;
+    const bool taken = cut.runOfLargestTaken(theta) >= 0;
     cut.size *= 2;
     LAB_UNROLL_RUNS
     for (int j = 0; j < K; ++j) {
         cut.b[j] *= 2;
-        const Sample<T> e = runs.sample(j, cut.b[j], h);
-        const Sample<T> f = cut.b[j] >= 2 ? runs.sample(j, cut.b[j] - 2, h) : Sample<T>{T{}, true};
-        if (thetaRun >= 0 && goesBefore(e, j, theta, thetaRun)) {
+        const Sample e = runs.sample(j, cut.b[j], h);
+        const Sample f = cut.b[j] >= 2 ? runs.sample(j, cut.b[j] - 2, h) : pastSample(j);
+        if (taken && e < theta) {
             cut.below[j] = cut.top[j];  // sample 2 b - 1, the old last one taken
             cut.top[j] = e;             // next[j] stays: sample 2 b + 1 is the old first one left
             ++cut.b[j];
@@ -160,9 +157,9 @@ LAB_HD void refineCut(const Runs<K, T>& runs, long long h, Cut<K, T>& cut) {
 
 // Step 2 of a level: move the cut to `target` samples.
 template <int K, class T>
-LAB_HD void resizeCut(const Runs<K, T>& runs, long long h, long long target, Cut<K, T>& cut) {
+LAB_HD void resizeCut(const Runs<K, T>& runs, long long h, long long target, Cut<K>& cut) {
     while (cut.size > target) {  // drop the largest taken sample
-        Sample<T> largest = {T{}, true};
+        Sample largest = 0;
         const int r = cut.runOfLargestTaken(largest);
         LAB_UNROLL_RUNS
         for (int j = 0; j < K; ++j)
@@ -193,12 +190,13 @@ LAB_HD void resizeCut(const Runs<K, T>& runs, long long h, long long target, Cut
 // of run j precede it in the stable merge of the runs.
 template <int K, class T>
 LAB_HD void kwaySplit(const Runs<K, T>& runs, long long rank, long long (&split)[K]) {
-    Cut<K, T> cut;
+    static_assert(K <= 256, "a Sample holds the run number in 8 bits");
+    Cut<K> cut;
     cut.size = 0;
     LAB_UNROLL_RUNS
     for (int j = 0; j < K; ++j) {
         cut.b[j] = 0;
-        cut.top[j] = cut.next[j] = cut.below[j] = {T{}, true};
+        cut.top[j] = cut.next[j] = cut.below[j] = pastSample(j);
         cut.haveBelow[j] = false;
     }
     for (int level = bitLength(rank) - 1; level >= 0; --level) {

@@ -9,6 +9,7 @@
 #include "../part3_merge_sort/reference_tuned_split.cuh"
 
 #include <algorithm>
+#include <climits>
 #include <array>
 #include <string>
 #include <vector>
@@ -62,9 +63,11 @@ std::vector<long long> tunedEdgeSizes() {
 }
 
 // The k-way split on the host against a brute-force stable merge of K runs:
-// every rank of random runs with many equal keys and empty runs.
+// every rank of random runs with many equal keys, keys at int's ends, and
+// empty runs.
 template <int K>
 void checkSplits(std::uint64_t seed, int cases) {
+    static constexpr int extremes[10] = {INT_MIN, INT_MIN + 1, -1000, -1, 0, 1, 77, INT_MAX - 1, INT_MAX, 3};
     Rng rng(seed);
     for (int c = 0; c < cases; ++c) {
         std::array<std::vector<int>, K> run;
@@ -73,7 +76,11 @@ void checkSplits(std::uint64_t seed, int cases) {
         const std::uint64_t width = 1 + rng.below(40), distinct = 1 + rng.below(10);
         for (int j = 0; j < K; ++j) {
             run[j].resize(rng.below(4) == 0 ? width : rng.below(width + 1));
-            for (int& x : run[j]) x = static_cast<int>(rng.below(distinct));
+            // Odd cases draw from keys at both ends of int (the split packs keys into words).
+            for (int& x : run[j]) {
+                const int k = static_cast<int>(rng.below(distinct));
+                x = c % 2 ? extremes[k] : k;
+            }
             std::sort(run[j].begin(), run[j].end());
             runs.run[j] = run[j].data();
             runs.len[j] = static_cast<long long>(run[j].size());
