@@ -329,6 +329,17 @@ TUNED_TESTS := $(if $(TUNED),$(OBJ)/tests/reference_test_tuned.o $(TUNED_OBJ) $(
 $(BUILD)/test_tuned: $(TEST_MAIN) $(TUNED_TESTS) $(COMMON_OBJS)
 	$(LINK) $^ -o $@ $(TEST_LIBS)
 
+# The launches tests/profile/compare_ncu.py profiles, on a GPU with Nsight
+# Compute and with the emulator's profile (EMULATE=1): every part's kernels.
+PROFILE_LAUNCHES := $(BUILD)/profile_launches
+$(OBJ)/tests/profile/launches.o: HOSTFLAGS += $(foreach p,$(PARTS),-I$(if $(filter 1,$(EMULATE)),$(EMU_SRC)/)$($(p)_DIR))
+$(PROFILE_LAUNCHES): $(OBJ)/tests/profile/launches.o $(foreach p,$(PARTS),$(call impl,$(p)) $(call objs,$(p),OBJS)) \
+                     $(COMMON_OBJS)
+	$(LINK) $^ -o $@ $(LDFLAGS)
+
+.PHONY: profile-launches
+profile-launches: $(PROFILE_LAUNCHES)
+
 # PART=part1 builds and runs one part's graders alone (a compile error
 # elsewhere then blocks nothing).
 PART ?=
@@ -536,7 +547,7 @@ help-instructors:
 	@echo "slurm:     make grade-all SCHEDULER=slurm [SLURM_PARTITION=p SLURM_ACCOUNT=a SLURM_TIME=hh:mm:ss SLURM_GRES=gpu:1"
 	@echo "           SLURM_CPUS=n SLURM_OPTS='...' SLURM_WAIT=0]: one array job, a task per submission (README)"
 
-ALL_OBJS := $(COMMON_OBJS) $(TEST_MAIN) $(OBJ)/tests/test_common.o \
+ALL_OBJS := $(COMMON_OBJS) $(TEST_MAIN) $(OBJ)/tests/test_common.o $(OBJ)/tests/profile/launches.o \
             $(foreach p,$(PARTS),$(OBJ)/tests/test_$(p).o $(call impl,$(p)) $(call objs,$(p),OBJS) \
                                  $(call objs,$(p),DEMO) $(OBJ)/$($(p)_DIR)/main.o) $(extras_LINK) \
             $(TUNED_TESTS) $(part3_LINK) \

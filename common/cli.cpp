@@ -1,5 +1,7 @@
 #include "cli.hpp"
 
+#include "gpu.hpp"
+
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -39,12 +41,15 @@ Cli& Cli::flag(const std::string& name, const std::string& help) {
 }
 
 Cli& Cli::demoOptions(int runs, const std::string& steps) {
-    return option("seed", "S", "seed of the random inputs (default 1)")
+    option("seed", "S", "seed of the random inputs (default 1)")
         .option("runs", "N", "timed runs per measurement, median reported (default " + std::to_string(runs) + ")")
         .option("csv", "FILE", "also write the timing tables to FILE (the lab's CSV schema, README.md)")
         .flag("step", "pause between " + steps + " (Enter to go on)")
         .flag("no-draw", "skip the drawing")
         .flag("no-bench", "skip the timing tables");
+    if (kEmulated)
+        flag("profile", "count every kernel's memory requests as a profiler does, a table at exit (as EMU_PROFILE=1)");
+    return *this;
 }
 
 bool Cli::parse(int argc, char** argv) {
@@ -70,6 +75,7 @@ bool Cli::parse(int argc, char** argv) {
         given_[name] = value;
     }
     if (has("help")) std::cout << usage();
+    if (has("profile")) profileEveryLaunch();
     return !has("help");
 }
 

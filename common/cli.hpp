@@ -32,7 +32,8 @@ public:
     Cli& flag(const std::string& name, const std::string& help);
 
     // The options every demo shares: --seed S, --runs N (default `runs`),
-    // --csv FILE, --step (pauses between `steps`), --no-draw, --no-bench.
+    // --csv FILE, --step (pauses between `steps`), --no-draw, --no-bench;
+    // emulated, --profile (profileEveryLaunch, gpu.hpp, when parsed).
     Cli& demoOptions(int runs, const std::string& steps);
 
     // false when --help was given: the usage is printed and the demo should exit 0.

@@ -3,6 +3,7 @@
 #include "cuda_check.hpp"
 
 #include <cstdio>
+#include <iostream>
 #include <string_view>
 
 extern char** environ;
@@ -79,6 +80,29 @@ std::string describeGpu(const GpuInfo& gpu) {
     os << gpu.name << " (sm_" << gpu.ccMajor << gpu.ccMinor << ", " << gpu.smCount << " SMs, "
        << formatBytes(static_cast<double>(gpu.globalMemBytes)) << ")";
     return os.str();
+}
+
+void printEmulatedProfile(const std::string& title, const std::function<void()>& launches) {
+#ifdef LAB_EMULATED
+    const bool was = emu::profiling();
+    std::cout << std::flush;
+    emu::printProfile("the launches before");
+    emu::clearProfile();
+    emu::profile(true);
+    launches();
+    emu::printProfile(title.c_str());
+    emu::clearProfile();
+    emu::profile(was);
+#else
+    (void)title;
+    (void)launches;
+#endif
+}
+
+void profileEveryLaunch() {
+#ifdef LAB_EMULATED
+    emu::profile(true);
+#endif
 }
 
 std::size_t freeDeviceBytes() {

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <string>
 
 namespace lab {
@@ -39,6 +40,17 @@ inline constexpr bool kEmulated = true;
 #else
 inline constexpr bool kEmulated = false;
 #endif
+
+// The emulated profile (EMU_PROFILE=1; emulator/emu_profile.cpp): in an
+// emulated build, `launches` run with it counting, then its table is printed
+// on stdout under `title`: per kernel and launch shape, the global and shared
+// memory requests, sectors, wavefronts and bank conflicts as Nsight Compute
+// counts them (what it had counted before comes first, in a table of its
+// own). A GPU build runs nothing: profile with Nsight Compute (ncu) there.
+void printEmulatedProfile(const std::string& title, const std::function<void()>& launches);
+// The demos' --profile (emulated builds): every launch from now on counted,
+// the table printed at exit.
+void profileEveryLaunch();
 
 // Bytes free on the device now (0 without a GPU).
 std::size_t freeDeviceBytes();

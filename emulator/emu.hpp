@@ -15,6 +15,8 @@
 // touching the same shared byte between two barriers with one writing.
 //
 // What it cannot show: warp timing, memory ordering between blocks, speed.
+// What it can count (EMU_PROFILE=1): the memory requests of each warp, as a
+// profiler does, from the same hooks.
 //
 // The emulator's files, each with one job:
 //   emu.hpp           this entry point: qualifiers, and the emulator's own
@@ -28,6 +30,7 @@
 //   emu_memcheck.cpp  the access checks: bounds, shared-memory races
 //   emu_faults.cpp    fault reports and the error they leave
 //   emu_source.cpp    symbols and source lines, for the reports
+//   emu_profile.cpp   the emulated profile (EMU_PROFILE): memory requests per kernel
 #pragma once
 
 #define LAB_EMULATED 1
@@ -87,5 +90,27 @@ public:
 
 // The order threads run between barriers (EMU_ORDER) and its seed.
 const char* describe();
+
+// The emulated profile (emu_profile.cpp): per kernel and launch shape, the
+// global and shared memory requests of its warps, counted as Nsight Compute
+// counts them, and its barriers. EMU_PROFILE=1 in the environment counts
+// every launch and prints the table on stderr at exit; EMU_PROFILE_FILE=path
+// writes it there as CSV (appended) instead.
+struct ProfileRow {
+    const char* kernel;  // as compiled, template arguments filled in (valid until clearProfile)
+    dim3 grid, block;
+    std::size_t dynamicShared;
+    long long launches, blocks, threads;
+    long long globalLoads, globalLoadSectors, globalStores, globalStoreSectors;
+    long long sharedLoads, sharedLoadWavefronts, sharedLoadConflicts;
+    long long sharedStores, sharedStoreWavefronts, sharedStoreConflicts;
+    long long barriers, idleLaneWaits;
+};
+void profile(bool on);  // count the launches from now on (or stop); the table is printed at exit
+bool profiling();
+std::size_t profileRowCount();
+ProfileRow profileRow(std::size_t i);
+void printProfile(const char* title);  // the table so far on stdout (and into EMU_PROFILE_FILE)
+void clearProfile();
 
 }  // namespace emu

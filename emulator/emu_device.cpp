@@ -174,6 +174,7 @@ void startBlock(Launch& l) {
     std::memset(arena, 0xA5, l.dynamicShared);
     for (const SharedVariable* v : l.sharedVariables) std::memset(const_cast<char*>(v->start), 0xA5, v->bytes);
     std::fill(std::begin(l.warpSyncs), std::end(l.warpSyncs), 0u);
+    if (profileOn) profileBlockStart(l);
     for (int t = 0; t < l.threads; ++t) {
         Thread& th = l.thread[t];
         th = Thread{};
@@ -264,14 +265,18 @@ void run(const char* name, const Config& config, Body body, const void* closure,
     ::blockDim = b;
     ::gridDim = g;
     deviceMemoryOpen(true);
+    const bool profiled = profileOn;  // the whole launch or none of it
+    if (profiled) profileLaunchStart(l);
     for (unsigned z = 0; z < g.z && !l.aborted; ++z)
         for (unsigned y = 0; y < g.y && !l.aborted; ++y)
             for (unsigned x = 0; x < g.x && !l.aborted; ++x) {
                 l.blockIndex = {x, y, z};
                 ::blockIdx = l.blockIndex;
                 runBlock(l);
+                if (profiled) profileBlockEnd(l);
                 l.firstBlock = false;
             }
+    if (profiled) profileLaunchEnd(l);
     deviceMemoryOpen(false);
     active = nullptr;
     inKernel = false;

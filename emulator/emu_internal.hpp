@@ -160,6 +160,27 @@ Chain kernelChain(const std::vector<std::uintptr_t>& stack);
 std::string placeText(const std::vector<SourceFrame>& frames);
 std::string placeOf(std::uintptr_t returnAddress);
 
+// "void lab::(anonymous namespace)::k<int>(int const*, int)" -> "k<int>"
+std::string shortFunction(std::string s);
+
+// ---------------------------------------------------------------- the profile (emu_profile.cpp)
+// EMU_PROFILE=1 (or emu::profile): the emulator calls these, and only then;
+// each call site tests the flag first, so that counting off costs one branch.
+extern bool profileOn;
+// A return address in the program's code as 32 bits (emu_memcheck.cpp).
+std::uint32_t codeOffset(const void* returnAddress);
+void profileLaunchStart(const Launch& l);
+void profileBlockStart(const Launch& l);
+void profileBlockEnd(const Launch& l);
+void profileLaunchEnd(const Launch& l);
+// A load or store the checks let through, in shared or global memory, from
+// the code at `from` (the hook's return address).
+void profileAccess(const void* address, std::size_t bytes, bool write, bool shared, const void* from);
+// The threads of `mask` in warp `warp` went on from a warp operation.
+void profileWarpMet(const Launch& l, int warp, unsigned mask);
+// Every thread of the block went on from __syncthreads.
+void profileBarrier(const Launch& l);
+
 // ---------------------------------------------------------------- faults (emu_faults.cpp)
 std::string hex(const void* p);
 std::string where(const Launch& l, int t);

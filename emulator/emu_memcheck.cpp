@@ -22,6 +22,12 @@ namespace emu {
 
 const Allocation* lastHit = nullptr;
 
+// A return address in the program's code as 32 bits (codeAddress, below, turns it back).
+std::uint32_t codeOffset(const void* returnAddress) {
+    return static_cast<std::uint32_t>(reinterpret_cast<std::uintptr_t>(returnAddress) -
+                                      reinterpret_cast<std::uintptr_t>(__executable_start));
+}
+
 namespace {
 
 // ---------------------------------------------------------------- shared memory
@@ -38,11 +44,7 @@ struct Shadow {
 };
 Shadow* shadow = nullptr;
 
-// A return address in the program's code as 32 bits, and back.
-std::uint32_t codeOffset(const void* returnAddress) {
-    return static_cast<std::uint32_t>(reinterpret_cast<std::uintptr_t>(returnAddress) -
-                                      reinterpret_cast<std::uintptr_t>(__executable_start));
-}
+// The return address a codeOffset stands for.
 std::uintptr_t codeAddress(std::uint32_t offset) {
     return offset ? reinterpret_cast<std::uintptr_t>(__executable_start) + offset : 0;
 }
@@ -146,13 +148,15 @@ const Allocation* allocationNear(std::uintptr_t a) {
     return nullptr;
 }
 
-// `from`: the return address of the instrumentation's call, in the kernel's code.
-void access(const void* address, std::size_t bytes, bool write, const void* from) {
+// `from`: the return address of the instrumentation's call, in the kernel's
+// code. The profile (EMU_PROFILE) counts what passes, but an atomic's access.
+void access(const void* address, std::size_t bytes, bool write, const void* from, bool atomic = false) {
     if (!inKernel) return;
     Unchecked unchecked;
     const char* p = static_cast<const char*>(address);
     if (inShared(p)) {
         checkShared(p, bytes, write, from);
+        if (profileOn) profileAccess(p, bytes, write, true, from);
         return;
     }
     char* stack = stacks + static_cast<std::size_t>(active->current) * kStackBytes;
@@ -163,10 +167,14 @@ void access(const void* address, std::size_t bytes, bool write, const void* from
         return m && a >= reinterpret_cast<std::uintptr_t>(m->start) &&
                a + bytes <= reinterpret_cast<std::uintptr_t>(m->start) + m->bytes;
     };
-    if (inside(lastHit)) return;
-    auto it = allocations.upper_bound(a);
-    if (it != allocations.begin() && inside(&std::prev(it)->second)) {
-        lastHit = &std::prev(it)->second;
+    bool found = inside(lastHit);
+    if (!found) {
+        auto it = allocations.upper_bound(a);
+        found = it != allocations.begin() && inside(&std::prev(it)->second);
+        if (found) lastHit = &std::prev(it)->second;
+    }
+    if (found) {
+        if (profileOn && !atomic) profileAccess(p, bytes, write, false, from);
         return;
     }
     std::ostringstream os;
@@ -187,7 +195,7 @@ void checkAtomic(const void* address, std::size_t bytes) {
     if (!inKernel) return;
     const char* p = static_cast<const char*>(address);
     if (inShared(p)) return;
-    access(address, bytes, true, __builtin_return_address(0));
+    access(address, bytes, true, __builtin_return_address(0), true);
 }
 
 }  // namespace emu

@@ -85,23 +85,6 @@ const std::vector<Symbol>& symbols() {
 // copies rewrite.py compiles keep their originals' file names and lines. Not
 // a word where addr2line is missing: the reports then name no line.
 
-// "void lab::(anonymous namespace)::k<int>(int const*, int)" -> "k<int>"
-std::string shortFunction(std::string s) {
-    static const std::string anonymous = "(anonymous namespace)::";
-    for (std::size_t at; (at = s.find(anonymous)) != std::string::npos;) s.erase(at, anonymous.size());
-    int depth = 0;
-    std::size_t start = 0, end = s.size();
-    for (std::size_t i = 0; i < s.size(); ++i) {
-        const char c = s[i];
-        if (c == '<' || c == '[' || c == '{') ++depth;
-        else if (c == '>' || c == ']' || c == '}') --depth;
-        else if (depth == 0 && c == '(' && i > 0) { end = i; break; }
-        else if (depth == 0 && c == ' ') start = i + 1;  // after the return type
-        else if (depth == 0 && c == ':' && i + 1 < s.size() && s[i + 1] == ':') start = i + 2, ++i;
-    }
-    return s.substr(start, end - start);
-}
-
 // For each return address (innermost frame first), the functions inlined at
 // its call, innermost first; nothing where addr2line is missing or cannot tell.
 std::vector<std::vector<SourceFrame>> lookUp(const std::vector<std::uintptr_t>& returns) {
@@ -188,6 +171,23 @@ bool inLab(const SourceFrame& f) {
 }
 
 }  // namespace
+
+// "void lab::(anonymous namespace)::k<int>(int const*, int)" -> "k<int>" (emu_internal.hpp)
+std::string shortFunction(std::string s) {
+    static const std::string anonymous = "(anonymous namespace)::";
+    for (std::size_t at; (at = s.find(anonymous)) != std::string::npos;) s.erase(at, anonymous.size());
+    int depth = 0;
+    std::size_t start = 0, end = s.size();
+    for (std::size_t i = 0; i < s.size(); ++i) {
+        const char c = s[i];
+        if (c == '<' || c == '[' || c == '{') ++depth;
+        else if (c == '>' || c == ']' || c == '}') --depth;
+        else if (depth == 0 && c == '(' && i > 0) { end = i; break; }
+        else if (depth == 0 && c == ' ') start = i + 1;  // after the return type
+        else if (depth == 0 && c == ':' && i + 1 < s.size() && s[i + 1] == ':') start = i + 2, ++i;
+    }
+    return s.substr(start, end - start);
+}
 
 // The symbol holding `address`, demangled.
 std::string symbolAt(const void* address) {

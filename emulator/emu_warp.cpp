@@ -99,6 +99,7 @@ bool releaseWarps(Launch& l) {
             th.state = State::Ready;
         }
         ++l.warpSyncs[w];
+        if (profileOn) profileWarpMet(l, w, mask);
         any = true;
     }
     return any;
@@ -142,6 +143,7 @@ bool releaseBlock(Launch& l) {
         th.state = State::Ready;
     }
     ++interval;
+    if (profileOn) profileBarrier(l);
     return true;
 }
 

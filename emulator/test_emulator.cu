@@ -108,6 +108,52 @@ __global__ void tooMuchShared_k(int* out) {
     out[threadIdx.x] = a[threadIdx.x] + b[threadIdx.x];
 }
 
+// The profile's kernels (EMU_PROFILE): each access pattern's requests,
+// sectors and wavefronts are known by hand.
+__global__ void loadStride_k(const int* in, int* out, int stride) {
+    const int t = threadIdx.x;
+    out[t] = in[t * stride];  // one load and one store per thread
+}
+
+__global__ void loadLoop_k(const int* in, int* out) {
+    const int t = threadIdx.x;
+    int sum = 0;
+    for (int i = 0; i < 4; ++i) sum += in[i * 32 + t];  // the same load four times: four requests
+    out[t] = sum;
+}
+
+__global__ void sharedStride_k(int* out, int stride) {
+    __shared__ int s[32 * 32];
+    const int t = threadIdx.x;
+    s[t * stride] = t;
+    __syncthreads();
+    out[t] = s[t * stride];
+}
+
+__global__ void sharedBroadcast_k(int* out) {
+    __shared__ int s[32];
+    const int t = threadIdx.x;
+    s[t] = t;
+    __syncthreads();
+    out[t] = s[0];  // every lane the same word
+}
+
+__global__ void sharedWide_k(int* out) {
+    __shared__ long long s[32];
+    const int t = threadIdx.x;
+    s[t] = t;  // 8 bytes a lane: a half warp per wavefront
+    __syncthreads();
+    out[t] = static_cast<int>(s[t]);
+}
+
+__global__ void idleHalf_k(const int* in, int* out) {
+    __shared__ int s[64];
+    const int t = threadIdx.x;
+    if (t < 32) s[t] = in[t];  // threads 32..63 wait at the barrier with nothing done
+    __syncthreads();
+    if (t < 32) out[t] = s[31 - t];
+}
+
 // ---------------------------------------------------------------- harness
 
 int* deviceInts(int n, int value = 1) {
@@ -145,6 +191,23 @@ std::string outcome(const std::string& fault) {
     if (message.find(fault) == std::string::npos || message.find("thread (") == std::string::npos)
         return "fault '" + message + "' does not say '" + fault + "' and name the thread";
     return "";
+}
+
+// The profile of the one kernel launched since profiling began, in words,
+// against `want`: "" when they agree.
+std::string profileIs(const std::string& kernel, const std::string& want) {
+    if (std::string o = outcome(""); !o.empty()) return o;
+    if (emu::profileRowCount() != 1) return "profile rows: " + std::to_string(emu::profileRowCount()) + " instead of 1";
+    const emu::ProfileRow r = emu::profileRow(0);
+    std::ostringstream got;
+    got << "global ld " << r.globalLoads << " req " << r.globalLoadSectors << " sectors, st " << r.globalStores
+        << " req " << r.globalStoreSectors << " sectors; shared ld " << r.sharedLoads << " req "
+        << r.sharedLoadWavefronts << " wavefronts " << r.sharedLoadConflicts << " conflicts, st " << r.sharedStores
+        << " req " << r.sharedStoreWavefronts << " wavefronts " << r.sharedStoreConflicts << " conflicts; "
+        << r.blocks << " blocks, " << r.threads << " threads, " << r.barriers << " barriers, " << r.idleLaneWaits
+        << " idle";
+    if (r.kernel != kernel) return "kernel '" + std::string(r.kernel) + "' instead of '" + kernel + "'";
+    return got.str() == want ? std::string() : "profile '" + got.str() + "', expected '" + want + "'";
 }
 
 struct Case {
@@ -281,6 +344,116 @@ const std::vector<Case>& cases() {
              return err == cudaErrorInvalidConfiguration ? std::string()
                                                          : std::string("launch said ") + cudaGetErrorName(err);
          }},
+        {"profile: a coalesced int load is 1 request of 4 sectors", [] {
+             emu::profile(true);
+             loadStride_k<<<1, 32>>>(deviceInts(32), deviceInts(32), 1);
+             return profileIs("loadStride_k", "global ld 1 req 4 sectors, st 1 req 4 sectors; shared ld 0 req 0 "
+                                              "wavefronts 0 conflicts, st 0 req 0 wavefronts 0 conflicts; 1 blocks, "
+                                              "32 threads, 0 barriers, 0 idle");
+         }},
+        {"profile: a stride-2 int load touches 8 sectors", [] {
+             emu::profile(true);
+             loadStride_k<<<1, 32>>>(deviceInts(64), deviceInts(32), 2);
+             return profileIs("loadStride_k", "global ld 1 req 8 sectors, st 1 req 4 sectors; shared ld 0 req 0 "
+                                              "wavefronts 0 conflicts, st 0 req 0 wavefronts 0 conflicts; 1 blocks, "
+                                              "32 threads, 0 barriers, 0 idle");
+         }},
+        {"profile: a load run four times by each lane is four requests", [] {
+             emu::profile(true);
+             loadLoop_k<<<2, 32>>>(deviceInts(128), deviceInts(32));
+             return profileIs("loadLoop_k", "global ld 8 req 32 sectors, st 2 req 8 sectors; shared ld 0 req 0 "
+                                            "wavefronts 0 conflicts, st 0 req 0 wavefronts 0 conflicts; 2 blocks, "
+                                            "64 threads, 0 barriers, 0 idle");
+         }},
+        {"profile: shared ints at stride 1 take 1 wavefront, no conflict", [] {
+             emu::profile(true);
+             sharedStride_k<<<1, 32>>>(deviceInts(32), 1);
+             return profileIs("sharedStride_k", "global ld 0 req 0 sectors, st 1 req 4 sectors; shared ld 1 req 1 "
+                                                "wavefronts 0 conflicts, st 1 req 1 wavefronts 0 conflicts; 1 blocks, "
+                                                "32 threads, 1 barriers, 0 idle");
+         }},
+        {"profile: shared ints at stride 2 are a 2-way bank conflict", [] {
+             emu::profile(true);
+             sharedStride_k<<<1, 32>>>(deviceInts(32), 2);
+             return profileIs("sharedStride_k", "global ld 0 req 0 sectors, st 1 req 4 sectors; shared ld 1 req 2 "
+                                                "wavefronts 1 conflicts, st 1 req 2 wavefronts 1 conflicts; 1 blocks, "
+                                                "32 threads, 1 barriers, 0 idle");
+         }},
+        {"profile: shared ints at stride 32 are a 32-way bank conflict", [] {
+             emu::profile(true);
+             sharedStride_k<<<1, 32>>>(deviceInts(32), 32);
+             return profileIs("sharedStride_k", "global ld 0 req 0 sectors, st 1 req 4 sectors; shared ld 1 req 32 "
+                                                "wavefronts 31 conflicts, st 1 req 32 wavefronts 31 conflicts; 1 "
+                                                "blocks, 32 threads, 1 barriers, 0 idle");
+         }},
+        {"profile: every lane reading one shared word is a broadcast, 1 wavefront", [] {
+             emu::profile(true);
+             sharedBroadcast_k<<<1, 32>>>(deviceInts(32));
+             return profileIs("sharedBroadcast_k", "global ld 0 req 0 sectors, st 1 req 4 sectors; shared ld 1 req 1 "
+                                                   "wavefronts 0 conflicts, st 1 req 1 wavefronts 0 conflicts; 1 "
+                                                   "blocks, 32 threads, 1 barriers, 0 idle");
+         }},
+        {"profile: 8-byte shared values at stride 1 take 2 wavefronts, no conflict", [] {
+             emu::profile(true);
+             sharedWide_k<<<1, 32>>>(deviceInts(32));
+             return profileIs("sharedWide_k", "global ld 0 req 0 sectors, st 1 req 4 sectors; shared ld 1 req 2 "
+                                              "wavefronts 0 conflicts, st 1 req 2 wavefronts 0 conflicts; 1 blocks, "
+                                              "32 threads, 1 barriers, 0 idle");
+         }},
+        {"profile: a block of 48 threads is a full warp and a half one", [] {
+             emu::profile(true);
+             loadStride_k<<<1, 48>>>(deviceInts(48), deviceInts(48), 1);
+             if (std::string o = profileIs("loadStride_k", "global ld 2 req 6 sectors, st 2 req 6 sectors; shared ld "
+                                                           "0 req 0 wavefronts 0 conflicts, st 0 req 0 wavefronts 0 "
+                                                           "conflicts; 1 blocks, 48 threads, 0 barriers, 0 idle");
+                 !o.empty())
+                 return o;
+             emu::clearProfile();
+             sharedStride_k<<<1, 48>>>(deviceInts(48), 1);
+             return profileIs("sharedStride_k", "global ld 0 req 0 sectors, st 2 req 6 sectors; shared ld 2 req 2 "
+                                                "wavefronts 0 conflicts, st 2 req 2 wavefronts 0 conflicts; 1 blocks, "
+                                                "48 threads, 1 barriers, 0 idle");
+         }},
+        {"profile: threads that only wait at a barrier are idle", [] {
+             emu::profile(true);
+             idleHalf_k<<<3, 64>>>(deviceInts(32), deviceInts(32));
+             return profileIs("idleHalf_k", "global ld 3 req 12 sectors, st 3 req 12 sectors; shared ld 3 req 3 "
+                                            "wavefronts 0 conflicts, st 3 req 3 wavefronts 0 conflicts; 3 blocks, "
+                                            "192 threads, 3 barriers, 96 idle");
+         }},
+        {"profile: atomics and a thread's own stack are not counted as global memory", [] {
+             emu::profile(true);
+             atomics_k<<<3, 128>>>(deviceInts(1, 0));
+             return profileIs("atomics_k", "global ld 0 req 0 sectors, st 0 req 0 sectors; shared ld 3 req 3 "
+                                           "wavefronts 0 conflicts, st 3 req 3 wavefronts 0 conflicts; 3 blocks, "
+                                           "384 threads, 6 barriers, 765 idle");
+         }},
+        {"profile: nothing is counted unless asked, and the CSV file gets a row per kernel and shape", [] {
+             emu::profile(false);
+             loadStride_k<<<1, 32>>>(deviceInts(32), deviceInts(32), 1);
+             if (emu::profileRowCount() != 0) return std::string("counted with the profile off");
+             char path[] = "/tmp/emu-profile-XXXXXX";
+             const int fd = mkstemp(path);
+             if (fd < 0) return std::string("no file for the CSV");
+             close(fd);
+             setenv("EMU_PROFILE_FILE", path, 1);
+             emu::profile(true);
+             loadStride_k<<<1, 32>>>(deviceInts(32), deviceInts(32), 1);
+             loadStride_k<<<2, 32>>>(deviceInts(64), deviceInts(64), 1);
+             loadStride_k<<<1, 32>>>(deviceInts(32), deviceInts(32), 1);
+             if (!std::freopen("/dev/null", "w", stdout)) return std::string("no stdout");
+             emu::printProfile("the test");
+             std::ifstream file(path);
+             std::vector<std::string> lines;
+             for (std::string line; std::getline(file, line);) lines.push_back(line);
+             unlink(path);
+             if (lines.size() != 3 || lines[0].rfind("kernel,grid,block,", 0) != 0 ||
+                 lines[1].rfind("\"loadStride_k\",1,32,0,2,2,64,2,8,2,8,", 0) != 0 ||
+                 lines[2].rfind("\"loadStride_k\",2,32,0,1,2,64,2,8,2,8,", 0) != 0)
+                 return "the CSV reads '" + (lines.empty() ? std::string() : lines[0]) + "' ... (" +
+                        std::to_string(lines.size()) + " lines)";
+             return std::string();
+         }},
         {"host code that dereferences a device pointer crashes, as on a GPU", [] {
              int* d = deviceInts(4);
              const pid_t child = fork();
@@ -305,6 +478,7 @@ int main() {
     for (const Case& c : cases()) {
         int pipeFd[2];
         if (pipe(pipeFd) != 0) return 2;
+        std::fflush(stdout);  // not printed again by a child that flushes its copy
         const pid_t child = fork();
         if (child == 0) {
             close(pipeFd[0]);

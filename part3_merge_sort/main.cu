@@ -5,7 +5,8 @@
 //   2. merges and sorts a random array on the GPU and checks both;
 //   3. compares with CCCL, std:: and (in the instructors' copy) the naive GPU
 //      merges and the tuned merge sort (tables, ratios);
-//   4. the Q7 study: time against n for every launch shape;
+//   4. the Q7 study: time against n for every launch shape (emulated: the
+//      profile of every shape, memory requests and bank conflicts);
 //   --huge N sorts N keys (more than 2^31 if memory allows) and checks them.
 #include "bench_peers.hpp"
 #include "drawing.hpp"
@@ -192,6 +193,24 @@ void studies(int maxLog2, int runs, std::uint64_t seed, const std::string& csvPa
     if (!csvPath.empty()) std::cout << "Wrote " << csvPath << "\n";
 }
 
+// Emulated, in place of the Q7 study's times: the profile of the sort at
+// every study shape (the shared-memory wavefronts and bank conflicts that
+// Q7's hint has ncu count on a GPU).
+void profiledStudy(std::uint64_t seed) {
+    constexpr long long n = 1 << 16;
+    DeviceBuffer<int> pristine(n, 0), work(n, 0);
+    pristine.upload(randomKeys(n, caseSeed(seed, n, 4)));
+    std::cout << "\nIn place of the Q7 study: mergeSort of n = 2^16 random keys at every study shape, profiled\n"
+                 "(compare the shared stores of mergeTiles_k and sortTiles_k at 16 and 17 items; one shape's merge\n"
+                 "and sort: EMU_PROFILE=1 ./part3 --no-bench --shape TxI; --no-bench leaves this out)\n";
+    printEmulatedProfile("Q7, mergeSort of 2^16 keys", [&] {
+        for (const LaunchShape& s : studyShapes()) {
+            CUDA_CHECK(cudaMemcpy(work.data(), pristine.data(), n * sizeof(int), cudaMemcpyDeviceToDevice));
+            mergeSortShaped(work.data(), n, s);
+        }
+    });
+}
+
 int run(int argc, char** argv) {
     Cli cli("part3", "Part 3 of the merge sort lab: large merge (Q5), merge sort (Q6), launch-shape study (Q7).");
     cli.option("a", "LIST", "sorted array A to draw (default: a random one of 12)")
@@ -246,8 +265,12 @@ int run(int argc, char** argv) {
     if (cli.has("huge")) return hugeSort(huge, seed) ? 0 : 1;
     ok &= checkedRun(n, seed, shape);
     std::cout << "\n";
-    if (kEmulated) std::cout << "\nemulated: not timed (the timing tables need a GPU)\n";
-    else if (!cli.has("no-bench")) studies(maxLog2, runs, seed, csvPath);
+    if (kEmulated) {
+        std::cout << "\nemulated: not timed (the timing tables need a GPU)\n";
+        if (!cli.has("no-bench")) profiledStudy(seed);
+    } else if (!cli.has("no-bench")) {
+        studies(maxLog2, runs, seed, csvPath);
+    }
     return ok ? 0 : 1;
 }
 
