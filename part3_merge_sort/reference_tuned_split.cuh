@@ -86,6 +86,28 @@ struct Runs {
         const long long at = (x + 1) * h - 1;
         return at >= len[j] ? pastSample(j) : valueSample(keyOf(run[j][at]), j);
     }
+
+    // The same in two halves, so that a level can have all its loads in
+    // flight before it uses any: load() reads without a branch (an index past
+    // the run reads its last value, an empty run reads `any`, a value of some
+    // run), and asSample() then says what was read.
+    LAB_HD T load(int j, long long x, long long h, const T* any) const {
+        const long long at = (x + 1) * h - 1;
+        return len[j] > 0 ? run[j][at < len[j] ? at : len[j] - 1] : *any;
+    }
+    LAB_HD Sample asSample(int j, long long x, long long h, const T& v) const {
+        return (x + 1) * h - 1 >= len[j] ? pastSample(j) : valueSample(keyOf(v), j);
+    }
+
+    // A value of some run, for load(); null when every run is empty (then
+    // the only split is rank 0, which loads nothing).
+    LAB_HD const T* anyValue() const {
+        const T* any = nullptr;
+        LAB_UNROLL_RUNS
+        for (int j = K - 1; j >= 0; --j)
+            if (len[j] > 0) any = run[j];
+        return any;
+    }
 };
 
 // The number of bits of r: the smallest m with r < 2^m.
@@ -96,8 +118,9 @@ LAB_HD inline int bitLength(long long r) {
 }
 
 // The cut's state at one level: b[j] samples taken from run j; top[j] is the
-// last one taken (when b[j] > 0), next[j] the first one left, and below[j]
-// the one before top[j] where haveBelow[j] (when b[j] > 1).
+// last one taken (when b[j] > 0), next[j] the first one left (where step 2
+// may read it: refineCut), and below[j] the one before top[j] where
+// haveBelow[j] (when b[j] > 1).
 template <int K>
 struct Cut {
     long long b[K];
@@ -129,22 +152,33 @@ struct Cut {
 
 // Step 1 of a level (block size h, the cut of level 2h in `cut`): double it,
 // and take each run's new sample that goes out before theta.
-// Latency: the level's loads are independent, all in flight at once: each
-// run's new sample (2 b) and the new sample before it (2 b - 2), which step 2
-// takes as the run's last one when it drops one, without waiting for a load.
+// Latency: the level's 2K loads are independent and all issued before any is
+// used, so the level waits on one load time (loads behind branches, each used
+// at once, made it wait on up to 2K in turn): each run's new sample (2 b) and
+// the one before it (2 b - 2), which step 2 takes as the run's last one when
+// it drops one.
+// next[j] is set where no sample was taken: step 2 reads next[] only to add
+// one, which happens only when none was taken (below).
 template <int K, class T>
-LAB_HD void refineCut(const Runs<K, T>& runs, long long h, Cut<K>& cut) {
+LAB_HD void refineCut(const Runs<K, T>& runs, const T* any, long long h, Cut<K>& cut) {
+    T ve[K], vf[K];
+    LAB_UNROLL_RUNS
+    for (int j = 0; j < K; ++j) {  // the loads
+        const long long b = 2 * cut.b[j];
+        ve[j] = runs.load(j, b, h, any);
+        vf[j] = runs.load(j, b >= 2 ? b - 2 : 0, h, any);
+    }
     Sample theta = 0;
     const bool taken = cut.runOfLargestTaken(theta) >= 0;
     cut.size *= 2;
     LAB_UNROLL_RUNS
     for (int j = 0; j < K; ++j) {
         cut.b[j] *= 2;
-        const Sample e = runs.sample(j, cut.b[j], h);
-        const Sample f = cut.b[j] >= 2 ? runs.sample(j, cut.b[j] - 2, h) : pastSample(j);
+        const Sample e = runs.asSample(j, cut.b[j], h, ve[j]);
+        const Sample f = cut.b[j] >= 2 ? runs.asSample(j, cut.b[j] - 2, h, vf[j]) : pastSample(j);
         if (taken && e < theta) {
             cut.below[j] = cut.top[j];  // sample 2 b - 1, the old last one taken
-            cut.top[j] = e;             // next[j] stays: sample 2 b + 1 is the old first one left
+            cut.top[j] = e;
             ++cut.b[j];
             ++cut.size;
         } else {
@@ -171,7 +205,11 @@ LAB_HD void resizeCut(const Runs<K, T>& runs, long long h, long long target, Cut
             }
         --cut.size;
     }
-    while (cut.size < target) {  // add the smallest left sample
+    // Add the smallest left sample. Step 1 made the cut 2 floor(rank / 2h) + m
+    // with m samples taken, and target is 2 floor(rank / 2h) or one more: an
+    // add happens only when m = 0, where step 1 set every next[j]. After it,
+    // next[] is not read again before the next level's step 1.
+    if (cut.size < target) {
         const int r = cut.runOfSmallestLeft();
         LAB_UNROLL_RUNS
         for (int j = 0; j < K; ++j)
@@ -180,7 +218,6 @@ LAB_HD void resizeCut(const Runs<K, T>& runs, long long h, long long target, Cut
                 cut.haveBelow[j] = true;
                 cut.top[j] = cut.next[j];
                 ++cut.b[j];
-                cut.next[j] = runs.sample(j, cut.b[j], h);  // needed at the next level only
             }
         ++cut.size;
     }
@@ -199,9 +236,10 @@ LAB_HD void kwaySplit(const Runs<K, T>& runs, long long rank, long long (&split)
         cut.top[j] = cut.next[j] = cut.below[j] = pastSample(j);
         cut.haveBelow[j] = false;
     }
+    const T* any = runs.anyValue();
     for (int level = bitLength(rank) - 1; level >= 0; --level) {
         const long long h = 1LL << level;
-        refineCut(runs, h, cut);
+        refineCut(runs, any, h, cut);
         resizeCut(runs, h, rank >> level, cut);
     }
     LAB_UNROLL_RUNS
