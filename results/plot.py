@@ -48,7 +48,7 @@ def series(rows: list[dict], study: str, x: str, shape: bool = False) -> dict[st
         n, xv = float(r["n"]), float(r[x])
         ours = f"{r['implementation']} {r['shape']}" if shape and r["shape"] else r["implementation"]
         out[ours][xv] = float(r["keys_per_s"])
-        if r["peer"] and r["peer_ms"]:
+        if r["peer"] and r["peer_ms"] and not r["peer"].startswith("Q"):  # a Q-named peer is ours, drawn already
             out[r["peer"]][xv] = n / (float(r["peer_ms"]) * 1e-3)
     return {k: sorted(v.items()) for k, v in out.items()}
 
@@ -95,7 +95,7 @@ def plot_folder(plt, folder: Path) -> list[Path]:
          [("Q3 batch merge", series(rows, "Q3,Q3 tuned", "d")), ("Q4 batch sort", series(rows, "Q4,Q4 tuned", "d"))],
          "d"),
         ("q5_q6.png", "Part 3: one large merge, one large sort",
-         [("Q5 mergeLarge", series(rows, "Q5", "n")), ("Q6 mergeSort", series(rows, "Q6", "n"))], "n (keys)"),
+         [("Q5 mergeLarge", series(rows, "Q5", "n")), ("Q6 mergeSort", series(rows, "Q6,Q6 tuned", "n"))], "n (keys)"),
         ("q7.png", "Q7: merge sort for every launch shape (threads x items)",
          [("mergeSortShaped", series(rows, "Q7", "n", shape=True))], "n (keys)"),
         ("extras.png", "Extras: sorting networks against merge sort",
