@@ -49,6 +49,7 @@ using cudaEvent_t = CUevent_st*;
 using cudaMemPool_t = CUmemPoolHandle_st*;
 
 enum cudaMemPoolAttr { cudaMemPoolAttrReleaseThreshold = 4 };
+enum cudaFuncAttribute { cudaFuncAttributeMaxDynamicSharedMemorySize = 8 };
 
 enum { cudaHostAllocDefault = 0, cudaHostAllocPortable = 1, cudaHostAllocMapped = 2, cudaHostRegisterDefault = 0,
        cudaHostRegisterMapped = 2, cudaMemAttachGlobal = 1 };
@@ -109,6 +110,11 @@ cudaError_t cudaPeekAtLastError();
 const char* cudaGetErrorString(cudaError_t err);
 const char* cudaGetErrorName(cudaError_t err);
 cudaError_t cudaMemGetInfo(std::size_t* free, std::size_t* total);
+// Accepted and ignored: the emulated device offers no more than 48 KB of
+// shared memory a block (sharedMemPerBlockOptin), so a program that asks
+// first never launches with more.
+template <class F>
+cudaError_t cudaFuncSetAttribute(F*, cudaFuncAttribute, int) { return cudaSuccess; }
 
 cudaError_t cudaMalloc(void** ptr, std::size_t bytes);
 cudaError_t cudaFree(void* ptr);

@@ -221,7 +221,7 @@ int run(int argc, char** argv) {
         .option("huge", "N", "sort N random keys and check them (e.g. 2200000000), then exit")
         .option("shape", "TxI", "run the checked merge and sort at this study shape, threads x items (for ncu)")
 #ifdef LAB_HAVE_TUNED
-        .flag("tuned", "with --huge: sort with the tuned merge sort (k-way passes) instead (for ncu)")
+        .flag("tuned", "with --huge: sort with the tuned merge sort (k-way passes) instead (for ncu); alone: only its timing tables")
 #endif
         .demoOptions(7, "the partition's tiles");
     if (!cli.parse(argc, argv)) return 0;
@@ -261,6 +261,11 @@ int run(int argc, char** argv) {
 
 #ifdef LAB_HAVE_TUNED
     if (cli.has("huge") && cli.has("tuned")) return hugeSort(huge, seed, tuned::mergeSort<int>, "tuned mergeSort") ? 0 : 1;
+    if (cli.has("tuned") && !kEmulated) {
+        tunedSortTable<int>("Q6 tuned", runs, seed, csvPath);
+        tunedSortTable<Tagged>("Q6 tuned tagged", runs, seed, csvPath);
+        return 0;
+    }
 #endif
     if (cli.has("huge")) return hugeSort(huge, seed) ? 0 : 1;
     ok &= checkedRun(n, seed, shape);

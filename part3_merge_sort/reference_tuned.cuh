@@ -5,9 +5,11 @@
 // place, for any n >= 0 (64-bit sizes, past 2^31 included), and throws
 // lab::Error for a negative n or a null pointer with work to do. Where Q6's
 // passes merge pairs of runs, these merge groups of four: a sort of 2^28 keys
-// makes 9 passes over memory instead of 16. ./part3 and `make bench` time it
+// makes 8 passes over memory instead of 16. ./part3 and `make bench` time it
 // as the "Q6 tuned" rows, next to the questions' reference; test_tuned tests it.
 #pragma once
+
+#include <vector>
 
 namespace lab::tuned {
 
@@ -21,5 +23,10 @@ template <class T>
 int mergeSortTile();
 template <class T>
 int mergeSortMergeTile();
+
+// For the tests: the k-way split of every rank 0 .. total of 4 runs of ints,
+// as the partition kernel computes it on the device; split j of rank r is
+// element r * 4 + j.
+std::vector<long long> kwaySplitsOnDevice(const std::vector<std::vector<int>>& runs);
 
 }  // namespace lab::tuned

@@ -11,8 +11,8 @@
 //   - kwayMerge_k: a block loads its K slices into shared memory and merges
 //     them as a tree of 2-way merges, log2(K) rounds with several outputs per
 //     thread, then writes its tile coalesced.
-// Passes over memory (the tile sort included), ints, tiles of 8704 values:
-// 2^20 keys 5, 2^24 keys 7, 2^28 keys 9 (Q6's reference: 8, 12, 16).
+// Passes over memory (the tile sort included), ints, tiles of 16896 values:
+// 2^20 keys 4, 2^24 keys 6, 2^28 keys 8 (Q6's reference: 8, 12, 16).
 #include "reference_tuned.cuh"
 #include "reference_tuned_split.cuh"
 
@@ -20,29 +20,40 @@
 #include "part3.cuh"
 
 #include "../common/cuda_check.hpp"
+#include "../common/device_buffer.hpp"
 #include "../part1_merge_path/reference_search.cuh"
 
 #include <climits>
 #include <utility>
+#include <vector>
 
 namespace lab::tuned {
 
-// The sort's one configuration. ITEMS odd: a warp's r-th values lie ITEMS
-// words apart, in 32 different banks (reference.cu, Tuning 2). The tile sort
-// runs 512 threads (256 for 8-byte values, whose tile would not fit in 48 KB:
-// fittingThreads), the merge 256: eight resident blocks per multiprocessor
-// stream better than four (TUNING.md). A group of K runs must hold whole merge
-// tiles, so the sort's tile is a multiple of the merge's.
+// The sort's configuration (measured in TUNING.md, "The tuned merge sort"):
+// - ITEMS odd: a warp's r-th values lie ITEMS words apart, in 32 different
+//   banks (reference.cu, Tuning 2). Ints take 33 a thread: each thread's
+//   diagonal searches serve twice the outputs, and the tile sort's tile,
+//   512 x 33, saves a 4-way pass at 2^24, 2^26 and 2^28. Tagged values keep
+//   17 (33 cost them more than they saved).
+// - The tile sort's tile may take more than the 48 KB of shared memory a
+//   block gets by default, where the GPU offers it (cudaFuncSetAttribute);
+//   elsewhere (a T4 offers 64 KB) it runs kFitSortThreads, which fit.
+// - The merge runs 128 x 33 for ints (76 registers a thread: blocks of 128
+//   waste fewer of them than blocks of 256), 256 x 17 for tagged values.
+// A group of K runs must hold whole merge tiles, so the sort's tile is a
+// multiple of the merge's.
 template <class T>
 struct TunedShape {
     static constexpr int kWays = 4;
-    static constexpr int kItems = 17;
-    static constexpr int kSortThreads = fittingThreads<512, kItems, T>();
-    static constexpr int kMergeThreads = 256;
-    static constexpr int kSortTile = kSortThreads * kItems;
+    static constexpr bool kWide = sizeof(T) > 4;
+    static constexpr int kItems = kWide ? 17 : 33;
+    static constexpr int kSortThreads = kWide ? 256 : 512;
+    static constexpr int kMergeThreads = kWide ? 256 : 128;
+    static constexpr int kFitSortThreads = fittingThreads<kSortThreads, kItems, T>();
     static constexpr int kMergeTile = kMergeThreads * kItems;
     static_assert(kWays >= 2 && (kWays & (kWays - 1)) == 0, "the merge rounds pair runs: K a power of two");
-    static_assert(kSortTile % kMergeTile == 0, "a group of K runs must hold whole merge tiles");
+    static_assert(kFitSortThreads % kMergeThreads == 0, "a group of K runs must hold whole merge tiles");
+    static_assert(kSortThreads % kFitSortThreads == 0, "either tile sort's tile: whole merge tiles");
 };
 
 // ---------------------------------------------------------------- one pass
@@ -194,11 +205,26 @@ __device__ void sortLoadedTile(T* s, int len, T (&v)[ITEMS]) {
     }
 }
 
-// Block b sorts tile b of `in` (SORT_TILE values, fewer in the last) into `out`.
+// The tile sort's shared memory: the tile and PathCursor's spare slot.
 template <int THREADS, int ITEMS, class T>
-__global__ void __launch_bounds__(THREADS, 1024 / THREADS) sortTilesTuned_k(const T* in, T* out, long long n) {
+constexpr int tileSortBytes() { return (THREADS * ITEMS + 1) * static_cast<int>(sizeof(T)); }
+
+// Blocks per multiprocessor the tile sort asks registers for: as many as its
+// threads allow (at most 4, so that small blocks keep 128 registers a thread),
+// one where its tile takes more than 48 KB.
+template <int THREADS, int ITEMS, class T>
+constexpr int tileSortMinBlocks() {
+    return tileSortBytes<THREADS, ITEMS, T>() > 48 * 1024 ? 1 : (1024 / THREADS < 4 ? 1024 / THREADS : 4);
+}
+
+// Block b sorts tile b of `in` (SORT_TILE values, fewer in the last) into `out`.
+// Its tile is dynamic shared memory: tileSortBytes() of it.
+template <int THREADS, int ITEMS, class T>
+__global__ void __launch_bounds__(THREADS, tileSortMinBlocks<THREADS, ITEMS, T>())
+    sortTilesTuned_k(const T* in, T* out, long long n) {
     constexpr int TILE = THREADS * ITEMS;
-    __shared__ T s[TILE + 1];  // + 1: PathCursor's spare slot
+    extern __shared__ __align__(16) unsigned char tileSortShared[];
+    T* s = reinterpret_cast<T*>(tileSortShared);
     const long long base = blockIdx.x * static_cast<long long>(TILE);
     const int len = static_cast<int>(min(static_cast<long long>(TILE), n - base));
 
@@ -336,16 +362,57 @@ void runPass(const KWayPass<TunedShape<T>::kWays, T>& pass, long long numTiles, 
                         S::kMergeThreads, pass, static_cast<const long long*>(splits));
 }
 
+// The tile sort's threads on the current GPU: kSortThreads where their tile
+// fits in the shared memory a block may take (asked for once per GPU), else
+// kFitSortThreads.
+template <class T>
+int sortThreads() {
+    using S = TunedShape<T>;
+    if constexpr (S::kSortThreads == S::kFitSortThreads) {
+        return S::kFitSortThreads;
+    } else {
+        constexpr int bytes = tileSortBytes<S::kSortThreads, S::kItems, T>();
+        static int known[64] = {};  // per device: 0 not asked yet, else the threads
+        int device = 0;
+        CUDA_CHECK(cudaGetDevice(&device));
+        LAB_REQUIRE(device >= 0 && device < 64, "device " << device << " out of range");
+        if (known[device] == 0) {
+            cudaDeviceProp prop{};
+            CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
+            const bool fits = prop.sharedMemPerBlockOptin >= static_cast<std::size_t>(bytes);
+            if (fits)
+                CUDA_CHECK(cudaFuncSetAttribute(sortTilesTuned_k<S::kSortThreads, S::kItems, T>,
+                                                cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
+            known[device] = fits ? S::kSortThreads : S::kFitSortThreads;
+        }
+        return known[device];
+    }
+}
+
+// Tiles of threads x kItems values of in, each sorted into out.
+template <class T>
+void sortTiles(const T* in, T* out, long long n, int threads) {
+    using S = TunedShape<T>;
+    const auto blocks = static_cast<unsigned>(ceilDiv(n, static_cast<long long>(threads) * S::kItems));
+    if (threads == S::kSortThreads)
+        sortTilesTuned_k<S::kSortThreads, S::kItems>
+            <<<blocks, S::kSortThreads, tileSortBytes<S::kSortThreads, S::kItems, T>()>>>(in, out, n);
+    else
+        sortTilesTuned_k<S::kFitSortThreads, S::kItems>
+            <<<blocks, S::kFitSortThreads, tileSortBytes<S::kFitSortThreads, S::kItems, T>()>>>(in, out, n);
+    CUDA_CHECK_LAUNCH("sortTilesTuned_k");
+}
+
 template <class T>
 void mergeSort(T* dData, long long n) {
     using S = TunedShape<T>;
     checkMergeSort(dData, n);
     if (n <= 1) return;
-    const long long sortTiles = ceilDiv(n, S::kSortTile), mergeTiles = ceilDiv(n, S::kMergeTile);
+    const long long sortTile = static_cast<long long>(sortThreads<T>()) * S::kItems;
+    const long long numSortTiles = ceilDiv(n, sortTile), mergeTiles = ceilDiv(n, S::kMergeTile);
     LAB_REQUIRE(mergeTiles <= INT_MAX, "too many tiles (" << mergeTiles << ") for one grid");
-    if (sortTiles == 1) {  // one block sorts it all, in place
-        sortTilesTuned_k<S::kSortThreads, S::kItems><<<1, S::kSortThreads>>>(dData, dData, n);
-        CUDA_CHECK_LAUNCH("sortTilesTuned_k");
+    if (numSortTiles == 1) {  // one block sorts it all, in place
+        sortTiles(dData, dData, n, sortThreads<T>());
         return;
     }
     // The ping-pong buffer and the splits, allocated once for all passes and
@@ -357,23 +424,56 @@ void mergeSort(T* dData, long long n) {
     // one, so with an odd number of passes the tile sort writes to temp, and
     // the last pass lands in dData either way.
     int passes = 0;
-    for (long long width = S::kSortTile; width < n; width *= S::kWays) ++passes;
+    for (long long width = sortTile; width < n; width *= S::kWays) ++passes;
     T* src = passes % 2 ? temp.get() : dData;
     T* dst = passes % 2 ? dData : temp.get();
 
     // Phase 1: sorted runs of one tile each; phase 2: k-way passes.
-    sortTilesTuned_k<S::kSortThreads, S::kItems><<<static_cast<unsigned>(sortTiles), S::kSortThreads>>>(dData, src, n);
-    CUDA_CHECK_LAUNCH("sortTilesTuned_k");
-    for (long long width = S::kSortTile; width < n; width *= S::kWays) {
+    sortTiles(dData, src, n, sortThreads<T>());
+    for (long long width = sortTile; width < n; width *= S::kWays) {
         runPass<T>({src, dst, n, width}, mergeTiles, splits.get());
         std::swap(src, dst);
     }
 }
 
 template <class T>
-int mergeSortTile() { return TunedShape<T>::kSortTile; }
+int mergeSortTile() { return sortThreads<T>() * TunedShape<T>::kItems; }
 template <class T>
 int mergeSortMergeTile() { return TunedShape<T>::kMergeTile; }
+
+// ---------------------------------------------------------------- for the tests
+
+// Split r of the runs for every rank r < ranks: out[r * K + j], one thread a rank.
+template <int K>
+__global__ void splitEveryRank_k(Runs<K, int> runs, long long ranks, long long* out) {
+    const long long rank = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x;
+    if (rank >= ranks) return;
+    long long split[K];
+    kwaySplit(runs, rank, split);
+#pragma unroll
+    for (int j = 0; j < K; ++j) out[rank * K + j] = split[j];
+}
+
+std::vector<long long> kwaySplitsOnDevice(const std::vector<std::vector<int>>& runs) {
+    constexpr int K = TunedShape<int>::kWays;
+    LAB_REQUIRE(runs.size() == K, "kwaySplitsOnDevice takes " << K << " runs, not " << runs.size());
+    std::vector<int> all;
+    for (const auto& r : runs) all.insert(all.end(), r.begin(), r.end());
+    const long long ranks = static_cast<long long>(all.size()) + 1;
+    DeviceBuffer<int> values(all.size());
+    values.upload(all);
+    DeviceBuffer<long long> out(static_cast<std::size_t>(ranks * K));
+    Runs<K, int> r;
+    long long offset = 0;
+    for (int j = 0; j < K; ++j) {
+        r.run[j] = values.data() + offset;
+        r.len[j] = static_cast<long long>(runs[j].size());
+        offset += r.len[j];
+    }
+    splitEveryRank_k<K><<<static_cast<unsigned>(ceilDiv(ranks, 256)), 256>>>(r, ranks, out.data());
+    CUDA_CHECK_LAUNCH("splitEveryRank_k");
+    return out.download();
+}
 
 template void mergeSort<int>(int*, long long);
 template void mergeSort<Tagged>(Tagged*, long long);

@@ -1,6 +1,7 @@
 // The k-way split of the tuned merge sort: where output `rank` of a stable
-// merge of K sorted runs begins in each run. Host and device (the tests run
-// it on the host against a brute-force merge; kwayPartition_k on the GPU).
+// merge of K sorted runs begins in each run. Host and device: the tests check
+// it on the host against a brute-force merge, and on the device against the
+// host; kwayPartition_k runs it on the GPU.
 // [instructor reference: files named reference* are not in the student release]
 //
 // The merge path of Green, McColl and Bader (ICS 2012) splits a 2-way merge

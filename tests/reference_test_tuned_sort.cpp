@@ -110,6 +110,46 @@ TEST_CASE("Tuned k-way split equals a brute-force stable merge's at every rank",
     checkSplits<8>(caseSeed(test::seed(), 8, 40), cases / 4);
 }
 
+// The split as the device computes it (nvcc's code for kwayPartition_k)
+// against the host's, checked above, at every rank: runs of up to 40 values as
+// above, and runs of thousands with few distinct keys (more levels).
+TEST_CASE("Tuned k-way split on the device equals the host's at every rank", "[tuned][part3][gpu]") {
+    LAB_NEEDS_GPU();
+    static constexpr int K = 4;
+    static constexpr int extremes[6] = {INT_MIN, INT_MIN + 1, -1, 0, INT_MAX - 1, INT_MAX};
+    const std::uint64_t seed = caseSeed(test::seed(), 4, 42);
+    Rng rng(seed);
+    const int cases = test::sanitized() ? 20 : test::quick() ? 60 : 200;
+    for (int c = 0; c < cases; ++c) {
+        const std::uint64_t width = c % 10 == 9 ? 1 + rng.below(5000) : 1 + rng.below(40);
+        const std::uint64_t distinct = 1 + rng.below(c % 3 == 0 ? 6 : 1000);
+        std::vector<std::vector<int>> run(K);
+        tuned::Runs<K, int> runs;
+        for (int j = 0; j < K; ++j) {
+            run[j].resize(rng.below(4) == 0 ? width : rng.below(width + 1));
+            for (int& x : run[j]) {
+                const int k = static_cast<int>(rng.below(distinct));
+                x = c % 2 ? extremes[k % 6] : k;
+            }
+            std::sort(run[j].begin(), run[j].end());
+            runs.run[j] = run[j].data();
+            runs.len[j] = static_cast<long long>(run[j].size());
+        }
+        const std::vector<long long> device = tuned::kwaySplitsOnDevice(run);
+        const long long total = runs.len[0] + runs.len[1] + runs.len[2] + runs.len[3];
+        REQUIRE(device.size() == static_cast<std::size_t>((total + 1) * K));
+        for (long long rank = 0; rank <= total; ++rank) {
+            long long split[K];
+            tuned::kwaySplit(runs, rank, split);
+            for (int j = 0; j < K; ++j)
+                if (device[rank * K + j] != split[j])
+                    FAIL("case " << c << " rank " << rank << " seed=" << seed << ": run " << j << " gives "
+                                 << device[rank * K + j] << " on the device, " << split[j] << " on the host");
+        }
+    }
+    SUCCEED();
+}
+
 TEST_CASE("Tuned mergeSort refuses a negative size and a null pointer", "[tuned][part3]") {
     int x = 0;
     CHECK_THROWS_AS(tuned::mergeSort<int>(&x, -1), Error);
