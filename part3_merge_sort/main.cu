@@ -53,11 +53,12 @@ void copyBoth(const DeviceBuffer<T>& dA, const DeviceBuffer<T>& dB, DeviceBuffer
 #ifdef LAB_HAVE_TUNED
 // The tuned merge sort (k-way passes, instructors' copy) against Q6's
 // reference and CUB's merge sort on n random keys of T; its output is checked
-// against CUB's (both stable: equal, tag for tag).
+// against CUB's (both stable: equal, tag for tag); false when one differs.
 template <class T>
-void tunedSortTable(const std::string& study, int runs, std::uint64_t seed, const std::string& csvPath) {
+bool tunedSortTable(const std::string& study, int runs, std::uint64_t seed, const std::string& csvPath) {
     StudyTable table(study, "the tuned merge sort (4-way passes) of n random keys against the Q6 reference and CUB",
                      "tuned reference");
+    bool ok = true;
     for (long long n : {1LL << 16, 1LL << 20, 1LL << 24, 1LL << 26, 1LL << 27, 1LL << 28}) {
         if (!table.fits(n, 6.5 * n * sizeof(T))) continue;  // 2 arrays, the three sorts' temporaries
         DeviceBuffer<T> pristine(n, 0), work(n, 0);
@@ -76,15 +77,20 @@ void tunedSortTable(const std::string& study, int runs, std::uint64_t seed, cons
         const std::vector<T> expected = work.download();
         restore();
         tuned::mergeSort(work.data(), n);
-        if (Check c = checkEqual(work.download(), expected, study + " n=" + std::to_string(n)); !c)
+        if (Check c = checkEqual(work.download(), expected, study + " n=" + std::to_string(n)); !c) {
             printCheck(c, "tuned mergeSort against CUB's");
+            ok = false;
+        }
     }
     table.print();
     table.appendCsv(csvPath);
+    return ok;
 }
 #endif
 
-void studies(int maxLog2, int runs, std::uint64_t seed, const std::string& csvPath) {
+// The timing tables; false when a checked output among them was wrong.
+bool studies(int maxLog2, int runs, std::uint64_t seed, const std::string& csvPath) {
+    bool ok = true;
     const std::string impl = part3Implementation();
     const auto cpuRuns = std::min(runs, 3);
 #ifdef LAB_HAVE_NAIVE_PEERS
@@ -174,8 +180,8 @@ void studies(int maxLog2, int runs, std::uint64_t seed, const std::string& csvPa
     }
     q6t.print();
 #ifdef LAB_HAVE_TUNED
-    tunedSortTable<int>("Q6 tuned", runs, seed, csvPath);
-    tunedSortTable<Tagged>("Q6 tuned tagged", runs, seed, csvPath);
+    ok &= tunedSortTable<int>("Q6 tuned", runs, seed, csvPath);
+    ok &= tunedSortTable<Tagged>("Q6 tuned tagged", runs, seed, csvPath);
 #endif
     std::cout << "(thrust::sort is a radix sort for int keys: the bar a comparison sort is not expected to reach)\n\n";
     StudyTable q7("Q7", "mergeSort against n for every launch shape (threads x items)", impl);
@@ -191,6 +197,7 @@ void studies(int maxLog2, int runs, std::uint64_t seed, const std::string& csvPa
     q7.print();
     for (const StudyTable* t : {&q5, &q5t, &q6, &q6t, &q7}) t->appendCsv(csvPath);
     if (!csvPath.empty()) std::cout << "Wrote " << csvPath << "\n";
+    return ok;
 }
 
 // Emulated, in place of the Q7 study's times: the profile of the sort at
@@ -221,7 +228,7 @@ int run(int argc, char** argv) {
         .option("huge", "N", "sort N random keys and check them (e.g. 2200000000), then exit")
         .option("shape", "TxI", "run the checked merge and sort at this study shape, threads x items (for ncu)")
 #ifdef LAB_HAVE_TUNED
-        .flag("tuned", "with --huge: sort with the tuned merge sort (k-way passes) instead (for ncu); alone: only its timing tables")
+        .flag("tuned", "with --huge: sort with the tuned merge sort instead (for ncu); alone: its timing tables only")
 #endif
         .demoOptions(7, "the partition's tiles");
     if (!cli.parse(argc, argv)) return 0;
@@ -262,9 +269,8 @@ int run(int argc, char** argv) {
 #ifdef LAB_HAVE_TUNED
     if (cli.has("huge") && cli.has("tuned")) return hugeSort(huge, seed, tuned::mergeSort<int>, "tuned mergeSort") ? 0 : 1;
     if (cli.has("tuned") && !kEmulated) {
-        tunedSortTable<int>("Q6 tuned", runs, seed, csvPath);
-        tunedSortTable<Tagged>("Q6 tuned tagged", runs, seed, csvPath);
-        return 0;
+        const bool intsOk = tunedSortTable<int>("Q6 tuned", runs, seed, csvPath);
+        return intsOk && tunedSortTable<Tagged>("Q6 tuned tagged", runs, seed, csvPath) ? 0 : 1;
     }
 #endif
     if (cli.has("huge")) return hugeSort(huge, seed) ? 0 : 1;
@@ -274,7 +280,7 @@ int run(int argc, char** argv) {
         std::cout << "\nemulated: not timed (the timing tables need a GPU)\n";
         if (!cli.has("no-bench")) profiledStudy(seed);
     } else if (!cli.has("no-bench")) {
-        studies(maxLog2, runs, seed, csvPath);
+        ok &= studies(maxLog2, runs, seed, csvPath);
     }
     return ok ? 0 : 1;
 }
