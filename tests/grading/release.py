@@ -52,16 +52,27 @@ SHIPPED_HIDDEN = {".gitignore", ".github"}
 
 def lab_files(lab: Path) -> list[str]:
     """The files of the lab: everything but builds, outputs and hidden folders
-    (SHIPPED_HIDDEN aside), less what git ignores where git can tell."""
+    (SHIPPED_HIDDEN aside), less what git ignores where git can tell. In a
+    repository, only what git tracks: a scratch file beside the lab (notes, a
+    solution tried out) is not the course's, and is named as left out."""
     files = sorted(p.relative_to(lab).as_posix() for p in lab.rglob("*") if p.is_file()
                    and not any(part in SKIP_NAMES or (part.startswith(".") and part not in SHIPPED_HIDDEN)
                                for part in p.relative_to(lab).parts))
     try:
-        ignored = subprocess.run(["git", "check-ignore", "--stdin"], cwd=lab, input="\n".join(files),
-                                 capture_output=True, text=True).stdout.split("\n")
+        ignored = set(subprocess.run(["git", "check-ignore", "--stdin"], cwd=lab, input="\n".join(files),
+                                     capture_output=True, text=True).stdout.split("\n"))
+        listed = subprocess.run(["git", "ls-files", "--cached"], cwd=lab, capture_output=True, text=True)
     except OSError:
-        ignored = []
-    return [f for f in files if f not in set(ignored)]
+        ignored, listed = set(), None
+    files = [f for f in files if f not in ignored]
+    tracked = set(listed.stdout.split("\n")) - {""} if listed is not None and listed.returncode == 0 else set()
+    if tracked:  # a repository that holds the lab
+        left = [f for f in files if f not in tracked]
+        if left:
+            print(f"release: left out {len(left)} file(s) git does not track: " + ", ".join(left[:5]) +
+                  (", ..." if len(left) > 5 else ""))
+        files = [f for f in files if f in tracked]
+    return files
 
 
 def student_file(rel: str) -> bool:

@@ -7,6 +7,7 @@ is selftest.py. Ends with the plain line `N passed, N failed`."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import csv
 import dataclasses
 import io
@@ -1221,6 +1222,25 @@ class Release(unittest.TestCase):
         self.assertTrue(R.student_file("tests/grading/grade.py"))
         text = "keep\n<!-- instructor-only -->\nsecret\n<!-- /instructor-only -->\nkeep too\n"
         self.assertEqual(R.INSTRUCTOR_TEXT.sub("", text), "keep\nkeep too\n")
+
+    def test_a_repository_ships_only_what_git_tracks(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            lab = Path(tmp)
+            (lab / "part1_merge_path").mkdir()
+            (lab / "part1_merge_path" / "student.cu").write_text("// tracked\n")
+            (lab / "handout.md").write_text("tracked\n")
+            (lab / ".gitignore").write_text("build/\n")
+            self.assertEqual(R.lab_files(lab), [".gitignore", "handout.md", "part1_merge_path/student.cu"])  # no repository: all
+            quiet = {"cwd": lab, "check": True, "capture_output": True}
+            subprocess.run(["git", "init", "-q"], **quiet)
+            subprocess.run(["git", "add", "."], **quiet)
+            (lab / "part1_merge_path" / "my_solution.cu").write_text("// a scratch file\n")
+            (lab / "build").mkdir()
+            (lab / "build" / "x.o").write_text("")
+            with contextlib.redirect_stdout(io.StringIO()) as said:
+                files = R.lab_files(lab)
+            self.assertEqual(files, [".gitignore", "handout.md", "part1_merge_path/student.cu"])
+            self.assertIn("left out 1 file(s) git does not track: part1_merge_path/my_solution.cu", said.getvalue())
 
     def test_the_student_copy_gives_no_answer_away(self):
         if not (CT.LAB / "part1_merge_path" / "reference.cu").exists():
