@@ -355,7 +355,10 @@ __global__ void __launch_bounds__(THREADS) kwayMerge_k(KWayPass<K, T> pass, cons
 template <class T>
 void runPass(const KWayPass<TunedShape<T>::kWays, T>& pass, long long numTiles, long long* splits) {
     using S = TunedShape<T>;
-    constexpr int kPartitionThreads = 256;
+    // Blocks of 64: few tiles (3972 at 2^24) then spread over 63 multiprocessors
+    // rather than 16, so that fewer of the searches' warps share a scheduler
+    // (H200, 2^24: partitions 44-54 -> 40-48 us; TUNING.md).
+    constexpr int kPartitionThreads = 64;
     launchAfterPrevious(kwayPartition_k<S::kWays, T>, static_cast<unsigned>(ceilDiv(numTiles, kPartitionThreads)),
                         kPartitionThreads, pass, S::kMergeTile, numTiles, splits);
     launchAfterPrevious(kwayMerge_k<S::kMergeThreads, S::kItems, S::kWays, T>, static_cast<unsigned>(numTiles),
