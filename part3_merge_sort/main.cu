@@ -86,6 +86,13 @@ bool tunedSortTable(const std::string& study, int runs, std::uint64_t seed, cons
     table.appendCsv(csvPath);
     return ok;
 }
+
+// Both tuned tables, ints and tagged records; false when an output differed.
+bool tunedSortTables(int runs, std::uint64_t seed, const std::string& csvPath) {
+    const bool intsOk = tunedSortTable<int>("Q6 tuned", runs, seed, csvPath);
+    const bool taggedOk = tunedSortTable<Tagged>("Q6 tuned tagged", runs, seed, csvPath);
+    return intsOk && taggedOk;
+}
 #endif
 
 // The timing tables; false when a checked output among them was wrong.
@@ -180,8 +187,7 @@ bool studies(int maxLog2, int runs, std::uint64_t seed, const std::string& csvPa
     }
     q6t.print();
 #ifdef LAB_HAVE_TUNED
-    ok &= tunedSortTable<int>("Q6 tuned", runs, seed, csvPath);
-    ok &= tunedSortTable<Tagged>("Q6 tuned tagged", runs, seed, csvPath);
+    ok &= tunedSortTables(runs, seed, csvPath);
 #endif
     std::cout << "(thrust::sort is a radix sort for int keys: the bar a comparison sort is not expected to reach)\n\n";
     StudyTable q7("Q7", "mergeSort against n for every launch shape (threads x items)", impl);
@@ -268,10 +274,7 @@ int run(int argc, char** argv) {
 
 #ifdef LAB_HAVE_TUNED
     if (cli.has("huge") && cli.has("tuned")) return hugeSort(huge, seed, tuned::mergeSort<int>, "tuned mergeSort") ? 0 : 1;
-    if (cli.has("tuned") && !kEmulated) {
-        const bool intsOk = tunedSortTable<int>("Q6 tuned", runs, seed, csvPath);
-        return intsOk && tunedSortTable<Tagged>("Q6 tuned tagged", runs, seed, csvPath) ? 0 : 1;
-    }
+    if (cli.has("tuned") && !kEmulated) return tunedSortTables(runs, seed, csvPath) ? 0 : 1;
 #endif
     if (cli.has("huge")) return hugeSort(huge, seed) ? 0 : 1;
     ok &= checkedRun(n, seed, shape);

@@ -210,12 +210,9 @@ template <int THREADS, int ITEMS, class T>
 constexpr int tileSortBytes() { return (THREADS * ITEMS + 1) * static_cast<int>(sizeof(T)); }
 
 // Blocks per multiprocessor the tile sort asks registers for: as many as its
-// threads allow (at most 4, so that small blocks keep 128 registers a thread),
-// one where its tile takes more than 48 KB.
+// threads allow, one where its tile takes more than 48 KB.
 template <int THREADS, int ITEMS, class T>
-constexpr int tileSortMinBlocks() {
-    return tileSortBytes<THREADS, ITEMS, T>() > 48 * 1024 ? 1 : (1024 / THREADS < 4 ? 1024 / THREADS : 4);
-}
+constexpr int tileSortMinBlocks() { return tileSortBytes<THREADS, ITEMS, T>() > 48 * 1024 ? 1 : 1024 / THREADS; }
 
 // Block b sorts tile b of `in` (SORT_TILE values, fewer in the last) into `out`.
 // Its tile is dynamic shared memory: tileSortBytes() of it.
@@ -411,11 +408,12 @@ void mergeSort(T* dData, long long n) {
     using S = TunedShape<T>;
     checkMergeSort(dData, n);
     if (n <= 1) return;
-    const long long sortTile = static_cast<long long>(sortThreads<T>()) * S::kItems;
+    const int threads = sortThreads<T>();
+    const long long sortTile = static_cast<long long>(threads) * S::kItems;
     const long long numSortTiles = ceilDiv(n, sortTile), mergeTiles = ceilDiv(n, S::kMergeTile);
     LAB_REQUIRE(mergeTiles <= INT_MAX, "too many tiles (" << mergeTiles << ") for one grid");
     if (numSortTiles == 1) {  // one block sorts it all, in place
-        sortTiles(dData, dData, n, sortThreads<T>());
+        sortTiles(dData, dData, n, threads);
         return;
     }
     // The ping-pong buffer and the splits, allocated once for all passes and
@@ -432,7 +430,7 @@ void mergeSort(T* dData, long long n) {
     T* dst = passes % 2 ? dData : temp.get();
 
     // Phase 1: sorted runs of one tile each; phase 2: k-way passes.
-    sortTiles(dData, src, n, sortThreads<T>());
+    sortTiles(dData, src, n, threads);
     for (long long width = sortTile; width < n; width *= S::kWays) {
         runPass<T>({src, dst, n, width}, mergeTiles, splits.get());
         std::swap(src, dst);

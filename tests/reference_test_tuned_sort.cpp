@@ -62,30 +62,48 @@ std::vector<long long> tunedEdgeSizes() {
     return n;
 }
 
+// K sorted runs for the split's tests: lengths up to `width` (a quarter of
+// them exactly `width`, some empty), keys 0 .. distinct - 1, or with
+// `extremes` as many keys from both ends of int (the split packs keys into
+// words).
+template <int K>
+std::vector<std::vector<int>> randomRuns(Rng& rng, std::uint64_t width, std::uint64_t distinct, bool extremes) {
+    static constexpr int kExtremes[10] = {INT_MIN, INT_MIN + 1, -1000, -1, 0, 1, 77, INT_MAX - 1, INT_MAX, 3};
+    std::vector<std::vector<int>> run(K);
+    for (std::vector<int>& r : run) {
+        r.resize(rng.below(4) == 0 ? width : rng.below(width + 1));
+        for (int& x : r) {
+            const std::uint64_t k = rng.below(distinct);
+            x = extremes ? kExtremes[k % 10] : static_cast<int>(k);
+        }
+        std::sort(r.begin(), r.end());
+    }
+    return run;
+}
+
+template <int K>
+tuned::Runs<K, int> runsOf(const std::vector<std::vector<int>>& run) {
+    tuned::Runs<K, int> runs;
+    for (int j = 0; j < K; ++j) {
+        runs.run[j] = run[j].data();
+        runs.len[j] = static_cast<long long>(run[j].size());
+    }
+    return runs;
+}
+
 // The k-way split on the host against a brute-force stable merge of K runs:
-// every rank of random runs with many equal keys, keys at int's ends, and
-// empty runs.
+// every rank of random runs with many equal keys, keys at int's ends (odd
+// cases), and empty runs.
 template <int K>
 void checkSplits(std::uint64_t seed, int cases) {
-    static constexpr int extremes[10] = {INT_MIN, INT_MIN + 1, -1000, -1, 0, 1, 77, INT_MAX - 1, INT_MAX, 3};
     Rng rng(seed);
     for (int c = 0; c < cases; ++c) {
-        std::array<std::vector<int>, K> run;
-        tuned::Runs<K, int> runs;
-        std::vector<std::array<int, 3>> all;  // (key, run, index): the stable merge's order
         const std::uint64_t width = 1 + rng.below(40), distinct = 1 + rng.below(10);
-        for (int j = 0; j < K; ++j) {
-            run[j].resize(rng.below(4) == 0 ? width : rng.below(width + 1));
-            // Odd cases draw from keys at both ends of int (the split packs keys into words).
-            for (int& x : run[j]) {
-                const int k = static_cast<int>(rng.below(distinct));
-                x = c % 2 ? extremes[k] : k;
-            }
-            std::sort(run[j].begin(), run[j].end());
-            runs.run[j] = run[j].data();
-            runs.len[j] = static_cast<long long>(run[j].size());
+        const std::vector<std::vector<int>> run = randomRuns<K>(rng, width, distinct, c % 2);
+        const tuned::Runs<K, int> runs = runsOf<K>(run);
+        std::vector<std::array<int, 3>> all;  // (key, run, index): the stable merge's order
+        for (int j = 0; j < K; ++j)
             for (int p = 0; p < static_cast<int>(run[j].size()); ++p) all.push_back({run[j][p], j, p});
-        }
         std::sort(all.begin(), all.end());
         std::array<long long, K> expected{};
         for (std::size_t rank = 0; rank <= all.size(); ++rank) {
@@ -116,25 +134,14 @@ TEST_CASE("Tuned k-way split equals a brute-force stable merge's at every rank",
 TEST_CASE("Tuned k-way split on the device equals the host's at every rank", "[tuned][part3][gpu]") {
     LAB_NEEDS_GPU();
     static constexpr int K = 4;
-    static constexpr int extremes[6] = {INT_MIN, INT_MIN + 1, -1, 0, INT_MAX - 1, INT_MAX};
     const std::uint64_t seed = caseSeed(test::seed(), 4, 42);
     Rng rng(seed);
     const int cases = test::sanitized() ? 20 : test::quick() ? 60 : 200;
     for (int c = 0; c < cases; ++c) {
         const std::uint64_t width = c % 10 == 9 ? 1 + rng.below(5000) : 1 + rng.below(40);
         const std::uint64_t distinct = 1 + rng.below(c % 3 == 0 ? 6 : 1000);
-        std::vector<std::vector<int>> run(K);
-        tuned::Runs<K, int> runs;
-        for (int j = 0; j < K; ++j) {
-            run[j].resize(rng.below(4) == 0 ? width : rng.below(width + 1));
-            for (int& x : run[j]) {
-                const int k = static_cast<int>(rng.below(distinct));
-                x = c % 2 ? extremes[k % 6] : k;
-            }
-            std::sort(run[j].begin(), run[j].end());
-            runs.run[j] = run[j].data();
-            runs.len[j] = static_cast<long long>(run[j].size());
-        }
+        const std::vector<std::vector<int>> run = randomRuns<K>(rng, width, distinct, c % 2);
+        const tuned::Runs<K, int> runs = runsOf<K>(run);
         const std::vector<long long> device = tuned::kwaySplitsOnDevice(run);
         const long long total = runs.len[0] + runs.len[1] + runs.len[2] + runs.len[3];
         REQUIRE(device.size() == static_cast<std::size_t>((total + 1) * K));
