@@ -25,8 +25,9 @@ template <class T>
 int mergeSortMergeTile();
 
 // For the tests: the k-way split of every rank 0 .. total of 4 runs of ints,
-// as the partition kernel computes it on the device; split j of rank r is
-// element r * 4 + j.
+// as the partition kernel computes it on the device with indices of type I
+// (int or long long); split j of rank r is element r * 4 + j.
+template <class I>
 std::vector<long long> kwaySplitsOnDevice(const std::vector<std::vector<int>>& runs);
 
 }  // namespace lab::tuned

@@ -67,15 +67,17 @@ struct KWayPass {
     T* dst;
     long long n, width;
 
-    // The group that output `first` belongs to: its start, and its K runs.
+    // The group that output `first` belongs to: its start, and its K runs
+    // (indices of type I: Runs).
     __device__ long long groupStart(long long first) const { return first / (K * width) * (K * width); }
-    __device__ Runs<K, T> runsAt(long long start) const {
-        Runs<K, T> r;
+    template <class I = long long>
+    __device__ Runs<K, T, I> runsAt(long long start) const {
+        Runs<K, T, I> r;
 #pragma unroll
         for (int j = 0; j < K; ++j) {
             const long long begin = min(start + j * width, n);
             r.run[j] = src + begin;
-            r.len[j] = min(width, n - begin);
+            r.len[j] = static_cast<I>(min(width, n - begin));
         }
         return r;
     }
@@ -242,8 +244,9 @@ __global__ void __launch_bounds__(THREADS, tileSortMinBlocks<THREADS, ITEMS, T>(
 // ---------------------------------------------------------------- phase 2: k-way passes
 
 // Partition: splits[t * K + j] = how many values of run j of its group
-// precede output tile t's first output, one thread per tile.
-template <int K, class T>
+// precede output tile t's first output, one thread per tile. I: int where a
+// group holds fewer than 2^30 values (Runs).
+template <int K, class T, class I>
 __global__ void kwayPartition_k(KWayPass<K, T> pass, int tile, long long numTiles, long long* splits) {
     waitForPreviousKernel();  // the pass before wrote the runs
     allowNextKernel();
@@ -252,7 +255,7 @@ __global__ void kwayPartition_k(KWayPass<K, T> pass, int tile, long long numTile
     const long long first = t * tile;
     const long long start = pass.groupStart(first);
     long long split[K];
-    kwaySplit(pass.runsAt(start), first - start, split);
+    kwaySplit(pass.template runsAt<I>(start), static_cast<I>(first - start), split);
 #pragma unroll
     for (int j = 0; j < K; ++j) splits[t * K + j] = split[j];
 }
@@ -356,8 +359,10 @@ void runPass(const KWayPass<TunedShape<T>::kWays, T>& pass, long long numTiles, 
     // rather than 16, so that fewer of the searches' warps share a scheduler
     // (H200, 2^24: partitions 44-54 -> 40-48 us; TUNING.md).
     constexpr int kPartitionThreads = 64;
-    launchAfterPrevious(kwayPartition_k<S::kWays, T>, static_cast<unsigned>(ceilDiv(numTiles, kPartitionThreads)),
-                        kPartitionThreads, pass, S::kMergeTile, numTiles, splits);
+    const auto partition = S::kWays * pass.width < (1LL << 30) ? kwayPartition_k<S::kWays, T, int>
+                                                               : kwayPartition_k<S::kWays, T, long long>;
+    launchAfterPrevious(partition, static_cast<unsigned>(ceilDiv(numTiles, kPartitionThreads)), kPartitionThreads,
+                        pass, S::kMergeTile, numTiles, splits);
     launchAfterPrevious(kwayMerge_k<S::kMergeThreads, S::kItems, S::kWays, T>, static_cast<unsigned>(numTiles),
                         S::kMergeThreads, pass, static_cast<const long long*>(splits));
 }
@@ -445,16 +450,17 @@ int mergeSortMergeTile() { return TunedShape<T>::kMergeTile; }
 // ---------------------------------------------------------------- for the tests
 
 // Split r of the runs for every rank r < ranks: out[r * K + j], one thread a rank.
-template <int K>
-__global__ void splitEveryRank_k(Runs<K, int> runs, long long ranks, long long* out) {
+template <int K, class I>
+__global__ void splitEveryRank_k(Runs<K, int, I> runs, long long ranks, long long* out) {
     const long long rank = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x;
     if (rank >= ranks) return;
     long long split[K];
-    kwaySplit(runs, rank, split);
+    kwaySplit(runs, static_cast<I>(rank), split);
 #pragma unroll
     for (int j = 0; j < K; ++j) out[rank * K + j] = split[j];
 }
 
+template <class I>
 std::vector<long long> kwaySplitsOnDevice(const std::vector<std::vector<int>>& runs) {
     constexpr int K = TunedShape<int>::kWays;
     LAB_REQUIRE(runs.size() == K, "kwaySplitsOnDevice takes " << K << " runs, not " << runs.size());
@@ -464,18 +470,20 @@ std::vector<long long> kwaySplitsOnDevice(const std::vector<std::vector<int>>& r
     DeviceBuffer<int> values(all.size());
     values.upload(all);
     DeviceBuffer<long long> out(static_cast<std::size_t>(ranks * K));
-    Runs<K, int> r;
+    Runs<K, int, I> r;
     long long offset = 0;
     for (int j = 0; j < K; ++j) {
         r.run[j] = values.data() + offset;
-        r.len[j] = static_cast<long long>(runs[j].size());
+        r.len[j] = static_cast<I>(runs[j].size());
         offset += r.len[j];
     }
-    splitEveryRank_k<K><<<static_cast<unsigned>(ceilDiv(ranks, 256)), 256>>>(r, ranks, out.data());
+    splitEveryRank_k<K, I><<<static_cast<unsigned>(ceilDiv(ranks, 256)), 256>>>(r, ranks, out.data());
     CUDA_CHECK_LAUNCH("splitEveryRank_k");
     return out.download();
 }
 
+template std::vector<long long> kwaySplitsOnDevice<int>(const std::vector<std::vector<int>>&);
+template std::vector<long long> kwaySplitsOnDevice<long long>(const std::vector<std::vector<int>>&);
 template void mergeSort<int>(int*, long long);
 template void mergeSort<Tagged>(Tagged*, long long);
 template int mergeSortTile<int>();

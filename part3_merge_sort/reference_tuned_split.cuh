@@ -76,15 +76,19 @@ LAB_HD inline Sample valueSample(int key, int run) {
 }
 LAB_HD inline Sample pastSample(int run) { return (1ULL << 40) | static_cast<unsigned>(run); }
 
-// K runs of one merge: run j is run[j][0, len[j]).
-template <int K, class T>
+// K runs of one merge: run j is run[j][0, len[j]). I, the type of indices
+// and counts, is long long, or int where every run and the sum of their
+// lengths are below 2^30 (then no index the search computes reaches 2^31):
+// 32-bit arithmetic makes a level of the search about a third shorter
+// (TUNING.md, "The k-way split").
+template <int K, class T, class I = long long>
 struct Runs {
     const T* run[K];
-    long long len[K];
+    I len[K];
 
     // Sample x of run j at block size h.
-    LAB_HD Sample sample(int j, long long x, long long h) const {
-        const long long at = (x + 1) * h - 1;
+    LAB_HD Sample sample(int j, I x, I h) const {
+        const I at = (x + 1) * h - 1;
         return at >= len[j] ? pastSample(j) : valueSample(keyOf(run[j][at]), j);
     }
 
@@ -92,11 +96,11 @@ struct Runs {
     // flight before it uses any: load() reads without a branch (an index past
     // the run reads its last value, an empty run reads `any`, a value of some
     // run), and asSample() then says what was read.
-    LAB_HD T load(int j, long long x, long long h, const T* any) const {
-        const long long at = (x + 1) * h - 1;
+    LAB_HD T load(int j, I x, I h, const T* any) const {
+        const I at = (x + 1) * h - 1;
         return len[j] > 0 ? run[j][at < len[j] ? at : len[j] - 1] : *any;
     }
-    LAB_HD Sample asSample(int j, long long x, long long h, const T& v) const {
+    LAB_HD Sample asSample(int j, I x, I h, const T& v) const {
         return (x + 1) * h - 1 >= len[j] ? pastSample(j) : valueSample(keyOf(v), j);
     }
 
@@ -122,12 +126,12 @@ LAB_HD inline int bitLength(long long r) {
 // last one taken (when b[j] > 0), next[j] the first one left (where step 2
 // may read it: refineCut), and below[j] the one before top[j] where
 // haveBelow[j] (when b[j] > 1).
-template <int K>
+template <int K, class I>
 struct Cut {
-    long long b[K];
+    I b[K];
     Sample top[K], next[K], below[K];
     bool haveBelow[K];
-    long long size;
+    I size;
 
     // The run whose last taken sample goes out last (-1: nothing taken), and
     // that sample. (The loops index the arrays with constants only, so that
@@ -160,12 +164,12 @@ struct Cut {
 // it drops one.
 // next[j] is set where no sample was taken: step 2 reads next[] only to add
 // one, which happens only when none was taken (below).
-template <int K, class T>
-LAB_HD void refineCut(const Runs<K, T>& runs, const T* any, long long h, Cut<K>& cut) {
+template <int K, class T, class I>
+LAB_HD void refineCut(const Runs<K, T, I>& runs, const T* any, I h, Cut<K, I>& cut) {
     T ve[K], vf[K];
     LAB_UNROLL_RUNS
     for (int j = 0; j < K; ++j) {  // the loads
-        const long long b = 2 * cut.b[j];
+        const I b = 2 * cut.b[j];
         ve[j] = runs.load(j, b, h, any);
         vf[j] = runs.load(j, b >= 2 ? b - 2 : 0, h, any);
     }
@@ -191,8 +195,8 @@ LAB_HD void refineCut(const Runs<K, T>& runs, const T* any, long long h, Cut<K>&
 }
 
 // Step 2 of a level: move the cut to `target` samples.
-template <int K, class T>
-LAB_HD void resizeCut(const Runs<K, T>& runs, long long h, long long target, Cut<K>& cut) {
+template <int K, class T, class I>
+LAB_HD void resizeCut(const Runs<K, T, I>& runs, I h, I target, Cut<K, I>& cut) {
     while (cut.size > target) {  // drop the largest taken sample
         Sample largest = 0;
         const int r = cut.runOfLargestTaken(largest);
@@ -226,10 +230,10 @@ LAB_HD void resizeCut(const Runs<K, T>& runs, long long h, long long target, Cut
 
 // The split of output `rank` (0 <= rank <= the runs' total): split[j] values
 // of run j precede it in the stable merge of the runs.
-template <int K, class T>
-LAB_HD void kwaySplit(const Runs<K, T>& runs, long long rank, long long (&split)[K]) {
+template <int K, class T, class I>
+LAB_HD void kwaySplit(const Runs<K, T, I>& runs, I rank, long long (&split)[K]) {
     static_assert(K <= 256, "a Sample holds the run number in 8 bits");
-    Cut<K> cut;
+    Cut<K, I> cut;
     cut.size = 0;
     LAB_UNROLL_RUNS
     for (int j = 0; j < K; ++j) {
@@ -239,7 +243,7 @@ LAB_HD void kwaySplit(const Runs<K, T>& runs, long long rank, long long (&split)
     }
     const T* any = runs.anyValue();
     for (int level = bitLength(rank) - 1; level >= 0; --level) {
-        const long long h = 1LL << level;
+        const I h = I(1) << level;
         refineCut(runs, any, h, cut);
         resizeCut(runs, h, rank >> level, cut);
     }

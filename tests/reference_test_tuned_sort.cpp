@@ -81,26 +81,26 @@ std::vector<std::vector<int>> randomRuns(Rng& rng, std::uint64_t width, std::uin
     return run;
 }
 
-template <int K>
-tuned::Runs<K, int> runsOf(const std::vector<std::vector<int>>& run) {
-    tuned::Runs<K, int> runs;
+template <int K, class I>
+tuned::Runs<K, int, I> runsOf(const std::vector<std::vector<int>>& run) {
+    tuned::Runs<K, int, I> runs;
     for (int j = 0; j < K; ++j) {
         runs.run[j] = run[j].data();
-        runs.len[j] = static_cast<long long>(run[j].size());
+        runs.len[j] = static_cast<I>(run[j].size());
     }
     return runs;
 }
 
 // The k-way split on the host against a brute-force stable merge of K runs:
 // every rank of random runs with many equal keys, keys at int's ends (odd
-// cases), and empty runs.
-template <int K>
+// cases), and empty runs; indices of type I.
+template <int K, class I>
 void checkSplits(std::uint64_t seed, int cases) {
     Rng rng(seed);
     for (int c = 0; c < cases; ++c) {
         const std::uint64_t width = 1 + rng.below(40), distinct = 1 + rng.below(10);
         const std::vector<std::vector<int>> run = randomRuns<K>(rng, width, distinct, c % 2);
-        const tuned::Runs<K, int> runs = runsOf<K>(run);
+        const tuned::Runs<K, int, I> runs = runsOf<K, I>(run);
         std::vector<std::array<int, 3>> all;  // (key, run, index): the stable merge's order
         for (int j = 0; j < K; ++j)
             for (int p = 0; p < static_cast<int>(run[j].size()); ++p) all.push_back({run[j][p], j, p});
@@ -108,10 +108,10 @@ void checkSplits(std::uint64_t seed, int cases) {
         std::array<long long, K> expected{};
         for (std::size_t rank = 0; rank <= all.size(); ++rank) {
             long long split[K];
-            tuned::kwaySplit(runs, static_cast<long long>(rank), split);
+            tuned::kwaySplit(runs, static_cast<I>(rank), split);
             for (int j = 0; j < K; ++j)
                 if (split[j] != expected[j])
-                    FAIL("K=" << K << " case " << c << " rank " << rank << " seed=" << seed << ": run " << j
+                    FAIL("K=" << K << " (" << sizeof(I) * 8 << "-bit indices) case " << c << " rank " << rank << " seed=" << seed << ": run " << j
                               << " gives " << split[j] << ", expected " << expected[j]);
             if (rank < all.size()) ++expected[all[rank][1]];
         }
@@ -123,14 +123,16 @@ void checkSplits(std::uint64_t seed, int cases) {
 
 TEST_CASE("Tuned k-way split equals a brute-force stable merge's at every rank", "[tuned][part3]") {
     const int cases = test::quick() ? 300 : 3000;
-    checkSplits<4>(caseSeed(test::seed(), 4, 40), cases);
-    checkSplits<2>(caseSeed(test::seed(), 2, 40), cases);
-    checkSplits<8>(caseSeed(test::seed(), 8, 40), cases / 4);
+    checkSplits<4, long long>(caseSeed(test::seed(), 4, 40), cases);
+    checkSplits<4, int>(caseSeed(test::seed(), 4, 41), cases);
+    checkSplits<2, long long>(caseSeed(test::seed(), 2, 40), cases);
+    checkSplits<8, int>(caseSeed(test::seed(), 8, 40), cases / 4);
 }
 
-// The split as the device computes it (nvcc's code for kwayPartition_k)
-// against the host's, checked above, at every rank: runs of up to 40 values as
-// above, and runs of thousands with few distinct keys (more levels).
+// The split as the device computes it (nvcc's code for kwayPartition_k, with
+// 32- and 64-bit indices) against the host's, checked above, at every rank:
+// runs of up to 40 values as above, and runs of thousands with few distinct
+// keys (more levels).
 TEST_CASE("Tuned k-way split on the device equals the host's at every rank", "[tuned][part3][gpu]") {
     LAB_NEEDS_GPU();
     static constexpr int K = 4;
@@ -141,17 +143,20 @@ TEST_CASE("Tuned k-way split on the device equals the host's at every rank", "[t
         const std::uint64_t width = c % 10 == 9 ? 1 + rng.below(5000) : 1 + rng.below(40);
         const std::uint64_t distinct = 1 + rng.below(c % 3 == 0 ? 6 : 1000);
         const std::vector<std::vector<int>> run = randomRuns<K>(rng, width, distinct, c % 2);
-        const tuned::Runs<K, int> runs = runsOf<K>(run);
-        const std::vector<long long> device = tuned::kwaySplitsOnDevice(run);
+        const tuned::Runs<K, int, long long> runs = runsOf<K, long long>(run);
         const long long total = runs.len[0] + runs.len[1] + runs.len[2] + runs.len[3];
+        const bool narrow = c % 2 == 0;
+        const std::vector<long long> device =
+            narrow ? tuned::kwaySplitsOnDevice<int>(run) : tuned::kwaySplitsOnDevice<long long>(run);
         REQUIRE(device.size() == static_cast<std::size_t>((total + 1) * K));
         for (long long rank = 0; rank <= total; ++rank) {
             long long split[K];
             tuned::kwaySplit(runs, rank, split);
             for (int j = 0; j < K; ++j)
                 if (device[rank * K + j] != split[j])
-                    FAIL("case " << c << " rank " << rank << " seed=" << seed << ": run " << j << " gives "
-                                 << device[rank * K + j] << " on the device, " << split[j] << " on the host");
+                    FAIL("case " << c << " (" << (narrow ? 32 : 64) << "-bit indices) rank " << rank << " seed="
+                                 << seed << ": run " << j << " gives " << device[rank * K + j] << " on the device, "
+                                 << split[j] << " on the host");
         }
     }
     SUCCEED();
