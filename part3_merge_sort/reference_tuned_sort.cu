@@ -24,6 +24,7 @@
 #include "../part1_merge_path/reference_search.cuh"
 
 #include <climits>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -177,6 +178,44 @@ __device__ void sortRegisters(T (&v)[ITEMS], int count) {
             }
 }
 
+// The same for ints, whose equal values cannot be told apart, so that the
+// sort need not be stable: Batcher's odd-even merge sort network, cut to
+// ITEMS values (the comparators of the next power of two that touch only
+// v[0, ITEMS)). For 33 values, 246 compare-exchanges where transposition
+// takes 528 (TUNING.md, "The tile sort").
+// Comparator c of the network for n values, c < comparators(n): whether it
+// orders v[lo] <= v[hi] (want 0: lo, 1: hi); -1 past the last.
+LAB_HD constexpr int networkComparator(int n, int c, int want) {
+    for (int p = 1; p < n; p *= 2)  // merge sorted blocks of p into blocks of 2p
+        for (int k = p; k >= 1; k /= 2)
+            for (int j = k % p; j + k < n; j += 2 * k)
+                for (int i = 0; i < k && i + j + k < n; ++i)
+                    if ((i + j) / (2 * p) == (i + j + k) / (2 * p) && c-- == 0)  // both in one block of 2p
+                        return want == 0 ? i + j : i + j + k;
+    return -1;
+}
+LAB_HD constexpr int comparators(int n) {
+    int c = 0;
+    while (networkComparator(n, c, 0) >= 0) ++c;
+    return c;
+}
+
+template <int LO, int HI, int ITEMS>
+__device__ void compareExchange(int (&v)[ITEMS]) {
+    const int x = v[LO], y = v[HI];
+    v[LO] = min(x, y);
+    v[HI] = max(x, y);
+}
+
+template <int ITEMS, int... C>
+__device__ void sortRegistersNetwork(int (&v)[ITEMS], std::integer_sequence<int, C...>) {
+    (compareExchange<networkComparator(ITEMS, C, 0), networkComparator(ITEMS, C, 1)>(v), ...);
+}
+template <int ITEMS>
+__device__ void sortRegistersNetwork(int (&v)[ITEMS]) {
+    sortRegistersNetwork(v, std::make_integer_sequence<int, comparators(ITEMS)>{});
+}
+
 // A loaded tile of len values at s, sorted into v (outputs threadIdx.x *
 // ITEMS ..). FULL: every tile but the last, compiled without bound checks.
 template <int THREADS, int ITEMS, bool FULL, class T>
@@ -189,7 +228,8 @@ __device__ void sortLoadedTile(T* s, int len, T (&v)[ITEMS]) {
 #pragma unroll
     for (int r = 0; r < ITEMS; ++r)
         if (r < mine) v[r] = s[kk + r];
-    sortRegisters(v, mine);
+    if constexpr (FULL && std::is_same_v<T, int>) sortRegistersNetwork(v);
+    else sortRegisters(v, mine);
 
     // Step 2: rounds merge neighbouring runs of width ITEMS, 2 ITEMS, ...; a
     // pair is the work of pairThreads threads (a power of two), and no
