@@ -56,11 +56,12 @@ void copyBoth(const DeviceBuffer<T>& dA, const DeviceBuffer<T>& dB, DeviceBuffer
 // against CUB's (both stable: equal, tag for tag); false when one differs.
 template <class T>
 bool tunedSortTable(const std::string& study, int runs, std::uint64_t seed, const std::string& csvPath) {
-    StudyTable table(study, "the tuned merge sort (4-way passes) of n random keys against the Q6 reference and CUB",
+    StudyTable table(study, std::is_same_v<T, int> ? "the tuned merge sort (4-way passes) of n random keys against the Q6 reference and CUB's merge and radix sorts"
+                                                   : "the tuned merge sort (4-way passes) of n random keys against the Q6 reference and CUB",
                      "tuned reference");
     bool ok = true;
     for (long long n : {1LL << 16, 1LL << 20, 1LL << 24, 1LL << 26, 1LL << 27, 1LL << 28}) {
-        if (!table.fits(n, 6.5 * n * sizeof(T))) continue;  // 2 arrays, the three sorts' temporaries
+        if (!table.fits(n, 8.5 * n * sizeof(T))) continue;  // 2 arrays, the four sorts' temporaries
         DeviceBuffer<T> pristine(n, 0), work(n, 0);
         if constexpr (std::is_same_v<T, int>) pristine.upload(randomKeys(n, caseSeed(seed, n, 8)));
         else pristine.upload(tagKeys(randomKeys(n, caseSeed(seed, n, 8)), 0));
@@ -68,6 +69,10 @@ bool tunedSortTable(const std::string& study, int runs, std::uint64_t seed, cons
         StudyRow row{n, 0, "", inPlaceSortMs(work, pristine, [&] { tuned::mergeSort(work.data(), n); }, runs), {}};
         row.peers.push_back({"Q6 reference", inPlaceSortMs(work, pristine, [&] { mergeSort(work.data(), n); }, runs)});
         row.peers.push_back({"cub::DeviceMergeSort", inPlaceSortMs(work, pristine, [&] { cub.run(work.data()); }, runs)});
+        if constexpr (std::is_same_v<T, int>) {  // the non-comparison bound
+            peers::CubRadixSort radix(n);
+            row.peers.push_back({"cub::DeviceRadixSort", inPlaceSortMs(work, pristine, [&] { radix.run(work.data()); }, runs)});
+        }
         table.add(row);
         const auto restore = [&] {
             CUDA_CHECK(cudaMemcpy(work.data(), pristine.data(), n * sizeof(T), cudaMemcpyDeviceToDevice));
@@ -119,6 +124,10 @@ bool studies(int maxLog2, int runs, std::uint64_t seed, const std::string& csvPa
         dB.upload(B);
         StudyRow row{n, 0, "", timeGpu([&] { mergeLarge(dA.data(), h, dB.data(), h, dM.data()); }, 2, runs).medianMs, {}};
         row.peers.push_back({"thrust::merge", timeGpu([&] { peers::thrustMerge(dA.data(), h, dB.data(), h, dM.data(), thrustMemory); }, 2, runs).medianMs});
+        if (peers::CubMerge<int>::available()) {
+            peers::CubMerge<int> cubMerge(h, h);
+            row.peers.push_back({"cub::DeviceMerge", timeGpu([&] { cubMerge.run(dA.data(), dB.data(), dM.data()); }, 2, runs).medianMs});
+        }
         row.peers.push_back({"device copy", timeGpu([&] { copyBoth(dA, dB, dM); }, 2, runs).medianMs});
 #ifdef LAB_HAVE_NAIVE_PEERS
         row.peers.push_back({"rank-naive", timeGpu([&] { peers::rankMerge(dA.data(), h, dB.data(), h, dM.data()); }, 1, runs).medianMs});
@@ -141,6 +150,10 @@ bool studies(int maxLog2, int runs, std::uint64_t seed, const std::string& csvPa
         dB.upload(tagKeys(sortedKeys(InputKind::Random, h, caseSeed(seed, n, 6)), static_cast<int>(h)));
         StudyRow row{n, 0, "", timeGpu([&] { mergeLarge(dA.data(), h, dB.data(), h, dM.data()); }, 2, runs).medianMs, {}};
         row.peers.push_back({"thrust::merge", timeGpu([&] { peers::thrustMerge(dA.data(), h, dB.data(), h, dM.data(), thrustMemory); }, 2, runs).medianMs});
+        if (peers::CubMerge<Tagged>::available()) {
+            peers::CubMerge<Tagged> cubMerge(h, h);
+            row.peers.push_back({"cub::DeviceMerge", timeGpu([&] { cubMerge.run(dA.data(), dB.data(), dM.data()); }, 2, runs).medianMs});
+        }
         row.peers.push_back({"device copy", timeGpu([&] { copyBoth(dA, dB, dM); }, 2, runs).medianMs});
         q5t.add(row);
     }
