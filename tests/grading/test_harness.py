@@ -116,6 +116,30 @@ class Tables(unittest.TestCase):
         # make docs writes them; nothing else may state a fact of the table
         self.assertEqual(docs.run(CT.LAB, check=True), [])
 
+    def test_a_changed_measurement_shows_in_the_tables_check_until_make_docs(self):
+        sys.path.insert(0, str(CT.LAB / "results"))
+        import tables  # results/tables.py
+        self.assertEqual(tables.run(CT.LAB, check=True), [])
+        with tempfile.TemporaryDirectory() as tmp:
+            lab = Path(tmp) / "lab"
+            csv_rel = "results/nvidia-h200/part3.csv"
+            for rel in [*tables.BLOCKS, csv_rel]:
+                (lab / rel).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy(CT.LAB / rel, lab / rel)
+            lines = (lab / csv_rel).read_text().splitlines(keepends=True)
+            at = next(i for i, ln in enumerate(lines) if ln.startswith("Q6 tuned,tuned reference,16777216,"))
+            fields = lines[at].split(",")
+            fields[5] = "9.875"  # the tuned sort's median at 2^24, in ms
+            lines[at] = ",".join(fields)
+            (lab / csv_rel).write_text("".join(lines))
+            found = tables.run(lab, check=True)
+            self.assertTrue(any("TUNING.md: a table differs" in p for p in found), found)
+            self.assertEqual(tables.run(lab, check=False), [])  # make docs
+            self.assertEqual(tables.run(lab, check=True), [])
+            self.assertIn("| 2^24 | 9.875 |", (lab / "TUNING.md").read_text())
+            (lab / "TUNING.md").unlink()  # the student copy has none: nothing to check
+            self.assertEqual(tables.run(lab, check=True), [])
+
     def test_a_changed_fact_of_the_table_shows_in_the_check_until_make_docs(self):
         with tempfile.TemporaryDirectory() as tmp:
             lab = Path(tmp) / "lab"
