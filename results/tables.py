@@ -1,10 +1,6 @@
-#!/usr/bin/env python3
 """Tables of measured results that the documents restate, generated from the CSVs
-that `make bench` committed (results/<gpu>/*.csv).
-
-  python3 results/tables.py          rewrite every block (make docs runs this)
-  python3 results/tables.py --check  exit 1 when a block differs from its CSV
-                                     (make test runs this)
+that `make bench` committed (results/<gpu>/*.csv). tests/grading/docs.py calls
+run(): `make docs` rewrites the tables, `make test` fails when one differs.
 
 A block sits between `<!-- results:NAME -->` and `<!-- /results:NAME -->` in a
 Markdown file; BLOCKS says which file holds which block. A document that is not
@@ -15,10 +11,8 @@ from __future__ import annotations
 
 import csv
 import re
-import sys
 from pathlib import Path
 
-LAB = Path(__file__).resolve().parents[1]
 BLOCK = re.compile(r"<!-- results:(\S+) -->(.*?)<!-- /results:\1 -->", re.S)
 
 
@@ -90,18 +84,3 @@ def run(lab: Path, check: bool) -> list[str]:
             else:
                 path.write_text(new)
     return problems
-
-
-def main() -> int:
-    check = "--check" in sys.argv[1:]
-    problems = run(LAB, check)
-    for p in problems:
-        print(f"tables: {p}", file=sys.stderr)
-    if problems:
-        return 1
-    print("tables: every table of results agrees with its CSV" if check else "tables: rewritten from results/")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""What the documents restate of the course table (tests/course.ini), generated.
+"""What the documents restate of the course table (tests/course.ini), generated;
+and the tables of measured results they restate (results/tables.py).
 
   python3 tests/grading/docs.py          rewrite every generated part (make docs)
   python3 tests/grading/docs.py --check  exit 1 when one differs from what the table
@@ -276,6 +277,10 @@ def run(lab: Path, check: bool) -> list[str]:
                 problems.append(f"{rel}: differs from what the course table gives ({first_difference(old, new)})")
             else:
                 path.write_text(new)
+    # The tables of measured results (results/tables.py), the same way.
+    sys.path.insert(0, str(LAB / "results"))
+    import tables
+    problems += tables.run(lab, check)
     if check:
         import restated
         problems += restated.problems(lab, course)
@@ -301,7 +306,7 @@ def main() -> int:
         print("docs: run make docs (after editing tests/course.ini, not the generated parts)" if check else
               "docs: not every generated part could be written", file=sys.stderr)
         return 1
-    print("docs: every generated part agrees with tests/course.ini" if check else
+    print("docs: every generated part agrees with tests/course.ini and results/" if check else
           "docs: the generated parts of " + ", ".join(targets(LAB)) + " rewritten from tests/course.ini")
     return 0
 

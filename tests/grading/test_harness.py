@@ -118,7 +118,7 @@ class Tables(unittest.TestCase):
 
     def test_a_changed_measurement_shows_in_the_tables_check_until_make_docs(self):
         sys.path.insert(0, str(CT.LAB / "results"))
-        import tables  # results/tables.py
+        import tables  # results/tables.py, which docs.run also runs
         self.assertEqual(tables.run(CT.LAB, check=True), [])
         with tempfile.TemporaryDirectory() as tmp:
             lab = Path(tmp) / "lab"
