@@ -119,26 +119,30 @@ class Tables(unittest.TestCase):
     def test_a_changed_measurement_shows_in_the_tables_check_until_make_docs(self):
         sys.path.insert(0, str(CT.LAB / "results"))
         import tables  # results/tables.py, which docs.run also runs
-        self.assertEqual(tables.run(CT.LAB, check=True), [])
-        with tempfile.TemporaryDirectory() as tmp:
+        self.assertEqual(tables.run(CT.LAB, check=True), [])  # the student copy: no TUNING.md, nothing to check
+        with tempfile.TemporaryDirectory() as tmp:  # a lab of its own: the student copy has no results
             lab = Path(tmp) / "lab"
-            csv_rel = "results/nvidia-h200/part3.csv"
-            for rel in [*tables.BLOCKS, csv_rel]:
-                (lab / rel).parent.mkdir(parents=True, exist_ok=True)
-                shutil.copy(CT.LAB / rel, lab / rel)
-            lines = (lab / csv_rel).read_text().splitlines(keepends=True)
-            at = next(i for i, ln in enumerate(lines) if ln.startswith("Q6 tuned,tuned reference,16777216,"))
-            fields = lines[at].split(",")
-            fields[5] = "9.875"  # the tuned sort's median at 2^24, in ms
-            lines[at] = ",".join(fields)
-            (lab / csv_rel).write_text("".join(lines))
+            (lab / "results/nvidia-h200").mkdir(parents=True)
+            header = "study,implementation,n,d,shape,median_ms,keys_per_s,peer,peer_ms,ratio,gpu\n"
+
+            def write_csv(tuned_ms: str) -> None:
+                rows = [f"Q6 tuned,tuned reference,16777216,0,,{tuned_ms},1,{peer},{ms},1,GPU\n"
+                        for peer, ms in (("Q6 reference", "0.8"), ("cub::DeviceMergeSort", "1.0"),
+                                         ("cub::DeviceRadixSort", "0.4"))]
+                (lab / "results/nvidia-h200/part3.csv").write_text(header + "".join(rows))
+
+            write_csv("0.5")
+            (lab / "TUNING.md").write_text("text\n<!-- results:tuned-sort --><!-- /results:tuned-sort -->\nmore\n")
+            self.assertEqual(tables.run(lab, check=False), [])  # make docs
+            self.assertIn("| 2^24 | 0.500 | 0.62 | 0.50 | 0.400 | - | - | - |", (lab / "TUNING.md").read_text())
+            self.assertEqual(tables.run(lab, check=True), [])
+            write_csv("0.75")  # a new make bench
             found = tables.run(lab, check=True)
             self.assertTrue(any("TUNING.md: a table differs" in p for p in found), found)
-            self.assertEqual(tables.run(lab, check=False), [])  # make docs
-            self.assertEqual(tables.run(lab, check=True), [])
-            self.assertIn("| 2^24 | 9.875 |", (lab / "TUNING.md").read_text())
-            (lab / "TUNING.md").unlink()  # the student copy has none: nothing to check
-            self.assertEqual(tables.run(lab, check=True), [])
+            self.assertEqual(tables.run(lab, check=False), [])
+            self.assertIn("| 2^24 | 0.750 | 0.94 | 0.75 |", (lab / "TUNING.md").read_text())
+            (lab / "TUNING.md").write_text("text without the table\n")  # its markers gone
+            self.assertEqual(tables.run(lab, check=True), ["TUNING.md: no block 'tuned-sort' (its markers are gone)"])
 
     def test_a_changed_fact_of_the_table_shows_in_the_check_until_make_docs(self):
         with tempfile.TemporaryDirectory() as tmp:
