@@ -178,13 +178,15 @@ __device__ void sortRegisters(T (&v)[ITEMS], int count) {
             }
 }
 
-// The same for ints, whose equal values cannot be told apart, so that the
-// sort need not be stable: Batcher's odd-even merge sort network, cut to
-// ITEMS values (the comparators of the next power of two that touch only
-// v[0, ITEMS)). For 33 values, 246 compare-exchanges where transposition
-// takes 528 (TUNING.md, "The tile sort").
-// Comparator c of the network for n values, c < comparators(n): whether it
-// orders v[lo] <= v[hi] (want 0: lo, 1: hi); -1 past the last.
+// The same for a full tile of ints, whose equal values cannot be told apart,
+// so that their sort need not be stable: Batcher's odd-even merge sort
+// network cut to ITEMS values (the comparators of the next power of two's
+// network that touch only v[0, ITEMS)), laid out at compile time. For 33
+// values, 246 compare-exchanges where transposition takes 528 (TUNING.md, "A
+// sorting network for ints in the tile sort").
+
+// Comparator c of that network for n values: the index it leaves the smaller
+// value at (want 0) or the larger (want 1); -1 when c is past the last.
 LAB_HD constexpr int networkComparator(int n, int c, int want) {
     for (int p = 1; p < n; p *= 2)  // merge sorted blocks of p into blocks of 2p
         for (int k = p; k >= 1; k /= 2)
