@@ -80,7 +80,7 @@ LAB_HD inline Sample pastSample(int run) { return (1ULL << 40) | static_cast<uns
 // and counts, is long long, or int where every run and the sum of their
 // lengths are below 2^30 (then no index the search computes reaches 2^31):
 // 32-bit arithmetic makes a level of the search about a third shorter
-// (TUNING.md, "The k-way split").
+// (TUNING.md, "The split in 32-bit indices").
 template <int K, class T, class I = long long>
 struct Runs {
     const T* run[K];

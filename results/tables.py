@@ -1,19 +1,15 @@
-"""Tables of measured results that the documents restate, generated from the CSVs
-that `make bench` committed (results/<gpu>/*.csv). tests/grading/docs.py calls
-run(): `make docs` rewrites the tables, `make test` fails when one differs.
-
-A block sits between `<!-- results:NAME -->` and `<!-- /results:NAME -->` in a
-Markdown file; BLOCKS says which file holds which block. A document that is not
-there (the student copy has no TUNING.md) is skipped.
+"""Tables of measured results that the documents restate, made from the CSVs that
+`make bench` committed (results/<gpu>/*.csv). A table sits between
+`<!-- results:NAME -->` and `<!-- /results:NAME -->`; BLOCKS says which file
+holds which. tests/grading/docs.py writes them with the course table's blocks
+(`make docs`) and checks them (`make test`); a document that is not there (the
+student copy has no TUNING.md) is skipped.
 """
 
 from __future__ import annotations
 
 import csv
-import re
 from pathlib import Path
-
-BLOCK = re.compile(r"<!-- results:(\S+) -->(.*?)<!-- /results:\1 -->", re.S)
 
 
 def rows_of(lab: Path, gpu: str, demo: str) -> list[dict]:
@@ -21,8 +17,8 @@ def rows_of(lab: Path, gpu: str, demo: str) -> list[dict]:
         return list(csv.DictReader(f))
 
 
-def exponent(n: int) -> str:
-    return f"2^{n.bit_length() - 1}" if n & (n - 1) == 0 else str(n)
+def exponent(n: int) -> str:  # n a power of two
+    return f"2^{n.bit_length() - 1}"
 
 
 def tuned_sort(lab: Path) -> str:
@@ -57,30 +53,3 @@ def tuned_sort(lab: Path) -> str:
 
 
 BLOCKS = {"TUNING.md": {"tuned-sort": tuned_sort}}
-
-
-def run(lab: Path, check: bool) -> list[str]:
-    problems = []
-    for rel, makers in BLOCKS.items():
-        path = lab / rel
-        if not path.exists():
-            continue
-        old = path.read_text()
-        seen: set[str] = set()
-
-        def block(m: re.Match) -> str:
-            name = m.group(1)
-            if name not in makers:
-                problems.append(f"{rel}: no table named '{name}' (results/tables.py, BLOCKS)")
-                return m.group(0)
-            seen.add(name)
-            return f"<!-- results:{name} -->{makers[name](lab)}<!-- /results:{name} -->"
-
-        new = BLOCK.sub(block, old)
-        problems += [f"{rel}: no block '{name}' (its markers are gone)" for name in sorted(set(makers) - seen)]
-        if new != old:
-            if check:
-                problems.append(f"{rel}: a table differs from the CSV it restates (run make docs)")
-            else:
-                path.write_text(new)
-    return problems

@@ -22,12 +22,16 @@ import re
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import course as C  # noqa: E402
-
 LAB = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(LAB / "results"))
+import course as C  # noqa: E402
+import tables  # noqa: E402  (results/tables.py: the tables of measured results)
+
 SOURCE = "make docs, from tests/course.ini"
-MD_BLOCK = re.compile(r"<!-- course:(\S+) -->(.*?)<!-- /course:\1 -->", re.S)
+# Markdown blocks: `course:` ones made from the course table (BLOCKS), `results:`
+# ones from the committed measurements (tables.BLOCKS).
+MD_BLOCK = re.compile(r"<!-- (course|results):(\S+) -->(.*?)<!-- /\1:\2 -->", re.S)
 HASH_BLOCK = re.compile(r"^# course:(\S+)\n(.*?)^# /course:\1\n", re.S | re.M)
 REPORT_COLUMN = 69  # where the report template's "(1 point)" starts
 
@@ -226,26 +230,28 @@ def part_heading(course: C.Course, number: str | None) -> str | None:
 # ---------------------------------------------------------------- generating
 
 
-def generate(rel: str, text: str, course: C.Course) -> tuple[str, list[str]]:
-    """The text with every generated part rewritten, and the blocks it lacks."""
+def generate(rel: str, text: str, course: C.Course, lab: Path = LAB) -> tuple[str, list[str]]:
+    """The text with every generated part rewritten (the tables of results from
+    lab's CSVs), and the blocks it lacks."""
     if rel in WHOLE_FILES:
         return WHOLE_FILES[rel](course), []
-    makers = BLOCKS.get(rel, {})
-    seen: set[str] = set()
+    makers = {("course", name): (make, course) for name, make in BLOCKS.get(rel, {}).items()}
+    makers |= {("results", name): (make, lab) for name, make in tables.BLOCKS.get(rel, {}).items()}
+    seen: set[tuple[str, str]] = set()
 
-    def block(m: re.Match, hashed: bool) -> str:
-        name = m.group(1)
-        if name not in makers:
-            return m.group(0)
-        seen.add(name)
-        body = makers[name](course)
+    def block(kind: str, name: str, whole: str, hashed: bool) -> str:
+        if (kind, name) not in makers:
+            return whole
+        seen.add((kind, name))
+        make, source = makers[kind, name]
+        body = make(source)
         if hashed:
-            return f"# course:{name}\n{body}# /course:{name}\n"
-        return f"<!-- course:{name} -->{body}<!-- /course:{name} -->"
+            return f"# {kind}:{name}\n{body}# /{kind}:{name}\n"
+        return f"<!-- {kind}:{name} -->{body}<!-- /{kind}:{name} -->"
 
-    text = MD_BLOCK.sub(lambda m: block(m, False), text)
-    text = HASH_BLOCK.sub(lambda m: block(m, True), text)
-    missing = sorted(set(makers) - seen)
+    text = MD_BLOCK.sub(lambda m: block(m.group(1), m.group(2), m.group(0), False), text)
+    text = HASH_BLOCK.sub(lambda m: block("course", m.group(1), m.group(0), True), text)
+    missing = sorted(name for _, name in set(makers) - seen)
     if rel == "handout.md":
         lines = text.split("\n")
         text = "\n".join(owned_line(course, ln) for ln in lines)
@@ -255,7 +261,8 @@ def generate(rel: str, text: str, course: C.Course) -> tuple[str, list[str]]:
 
 
 def targets(lab: Path) -> list[str]:
-    return [rel for rel in [*BLOCKS, *WHOLE_FILES] if (lab / rel).exists() or rel in WHOLE_FILES]
+    return [rel for rel in dict.fromkeys([*BLOCKS, *tables.BLOCKS, *WHOLE_FILES])
+            if (lab / rel).exists() or rel in WHOLE_FILES]
 
 
 def run(lab: Path, check: bool) -> list[str]:
@@ -268,19 +275,15 @@ def run(lab: Path, check: bool) -> list[str]:
     for rel in targets(lab):
         path = lab / rel
         old = path.read_text() if path.exists() else ""
-        new, missing = generate(rel, old, course)
+        new, missing = generate(rel, old, course, lab)
         problems += [f"{rel}: no {name}" if name.startswith("heading") else
                      f"{rel}: no generated block '{name}' (its markers are gone)" for name in missing
                      if not (rel == "README.md" and name.startswith("fault") and not course.faults)]
         if new != old:
             if check:
-                problems.append(f"{rel}: differs from what the course table gives ({first_difference(old, new)})")
+                problems.append(f"{rel}: differs from what it is generated from ({first_difference(old, new)})")
             else:
                 path.write_text(new)
-    # The tables of measured results (results/tables.py), the same way.
-    sys.path.insert(0, str(LAB / "results"))
-    import tables
-    problems += tables.run(lab, check)
     if check:
         import restated
         problems += restated.problems(lab, course)
@@ -293,7 +296,7 @@ def first_difference(old: str, new: str) -> str:
         if x != y:
             col = next((i for i, (c, d) in enumerate(zip(x, y)) if c != d), min(len(x), len(y)))
             start = max(0, col - 25)
-            return f"line {number}: has {x[start:col + 25]!r}, the table gives {y[start:col + 25]!r}"
+            return f"line {number}: has {x[start:col + 25]!r}, make docs writes {y[start:col + 25]!r}"
     return f"line {min(len(a), len(b)) + 1}: lines added or missing"
 
 
@@ -307,7 +310,7 @@ def main() -> int:
               "docs: not every generated part could be written", file=sys.stderr)
         return 1
     print("docs: every generated part agrees with tests/course.ini and results/" if check else
-          "docs: the generated parts of " + ", ".join(targets(LAB)) + " rewritten from tests/course.ini")
+          "docs: the generated parts of " + ", ".join(targets(LAB)) + " rewritten from tests/course.ini and results/")
     return 0
 
 
