@@ -178,6 +178,8 @@ def summary(folders: list[Path], title: str, lab: Path = LAB) -> str:
     if not programs:
         return "\n".join(lines + ["No test reports: the tests did not build or did not run (see the step's log).", ""])
     totals = {s: sum(p.count(s) for p in programs) for s in ("passed", "failed", "error", "skipped")}
+    if not any(totals.values()):
+        return "\n".join(lines + [f"No tests here: {len(programs)} test programs ran no test case.", ""])
     lines.append(f"{len(programs)} test programs: {totals['passed']} passed, {totals['failed'] + totals['error']} "
                  f"failed" + (f", {totals['skipped']} not run" if totals["skipped"] else "") + ".")
     lines.append("")
@@ -202,6 +204,9 @@ def summary(folders: list[Path], title: str, lab: Path = LAB) -> str:
     graded = {n for q in questions for n in q.weights}
     others = [p for p in programs if not any(c.name in graded for c in p.cases)]
     for p in others:
+        if not p.cases:  # said in words: a count of zero tests reads as a run that passed
+            lines.append(f"- ⚠️ `{p.name}`: no tests here (the program ran no test case)")
+            continue
         mark = "❌" if p.count("failed") + p.count("error") else "✅"
         lines.append(f"- {mark} `{p.name}`: {p.count('passed')} passed, {p.count('failed') + p.count('error')} failed"
                      + (f", {p.count('skipped')} not run" if p.count("skipped") else ""))

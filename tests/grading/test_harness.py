@@ -510,7 +510,7 @@ class Isolation(unittest.TestCase):
         self.assertIn("exit status 0 during the test", o.message)
 
     def test_a_forged_summary_on_stdout_fails(self):
-        o = self.outcome("line(event='start', test=name)\nprint('11 passed, 0 failed')\nos._exit(0)\n")
+        o = self.outcome("line(event='start', test=name)\nprint('11 passed, 0 failed', flush=True)\nos._exit(0)\n")
         self.assertEqual(o.status, "failed")
         self.assertIn("11 passed", o.message)  # quoted as the last output, not believed
 
@@ -1648,6 +1648,57 @@ class Scores(unittest.TestCase):
                 BOOK.read_roster(roster)
 
 
+CI_SUMMARY = CT.LAB / ".ci" / "summary.py"
+
+
+@unittest.skipUnless(CI_SUMMARY.exists(), "the lab's CI (.ci/) is not in the student copy")
+class CiSummary(unittest.TestCase):
+    """CI reads the last line of .ci/run as the count of tests it ran: a made-up
+    run's logs go through .ci/summary.py as .ci/run sends them, and no line but
+    the last may read as a count."""
+    LOOKS_LIKE_A_COUNT = re.compile(r"^(\w+: )?[0-9]+ passed, [0-9]+ failed")
+
+    def summary(self, *args):
+        r = subprocess.run([sys.executable, str(CI_SUMMARY), *map(str, args)], capture_output=True, text=True,
+                           env={"PATH": os.environ["PATH"]})
+        return r.returncode, r.stdout.splitlines()
+
+    def test_only_the_last_line_reads_as_a_count_and_it_adds_up_the_programs(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            tests, emulated, broken = Path(tmp) / "make-test.log", Path(tmp) / "emulated.log", Path(tmp) / "b.log"
+            tests.write_text("==> build/test_common\nAll tests passed\n12 passed, 0 failed, 1 skipped\n"
+                             "==> build/test_tuned\nNo tests ran\n0 passed, 0 failed\n"
+                             "==> the grading harness's own tests\n121 passed, 1 failed, 1 skipped\n")
+            emulated.write_text("test_tuned: 0 passed, 0 failed\n7 passed, 2 failed\n")
+            broken.write_text("".join(f"line {i}\n" for i in range(100)) +
+                              "3 passed, 1 failed\nworkflow: 0 passed, 0 failed\nmake: *** Error 2\n")
+            printed = []
+            for name, rc, log in (("make-test", 0, tests), ("emulated", 0, emulated), ("release", 2, broken)):
+                status, lines = self.summary("step", name, rc, 75, log, "what the step checks")
+                self.assertEqual(status, 0)
+                printed += lines
+            status, lines = self.summary("total", tests, emulated)
+            printed += lines
+        self.assertEqual(status, 0)
+        self.assertIn("CI   1m15s  release: what the step checks: FAILED (exit 2)", printed)
+        self.assertIn("  | make: *** Error 2", printed)  # a failed step's tail is shown ...
+        self.assertNotIn("  | line 5", printed)  # ... its last lines only
+        counts = [line for line in printed[:-1] if self.LOOKS_LIKE_A_COUNT.match(line)]
+        self.assertEqual(counts, [], "a line before the last reads as a count of tests")
+        self.assertEqual(printed[-1], "tests: 140 passed, 3 failed, 2 skipped")
+        self.assertEqual(len([line for line in printed if re.search(r"[0-9]+ passed, [0-9]+ failed", line)]), 1)
+
+    def test_logs_without_a_count_say_so_in_words_and_fail(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            log = Path(tmp) / "make-test.log"
+            log.write_text("make: *** [Makefile:363: test] Error 2\n")
+            status, lines = self.summary("total", log)
+        self.assertEqual(status, 1)
+        self.assertEqual(len(lines), 1)
+        self.assertIn("no test ran", lines[0])
+        self.assertNotRegex(lines[0], r"[0-9]+ passed")
+
+
 ObjectProblems = test_symbols.ObjectProblems  # the link-time checks' own tests (symbols.py) run here too
 
 
@@ -1655,5 +1706,8 @@ if __name__ == "__main__":
     result = unittest.main(exit=False, verbosity=1).result
     failed = len(result.failures) + len(result.errors)
     skipped = len(result.skipped)
+    if result.testsRun == 0:  # said in words: a count of zero reads as a run that passed
+        print("no tests here: none of the harness's tests matches " + " ".join(sys.argv[1:]))
+        sys.exit(1)
     print(f"{result.testsRun - failed - skipped} passed, {failed} failed" + (f", {skipped} skipped" if skipped else ""))
     sys.exit(1 if failed else 0)
