@@ -119,6 +119,9 @@ EDITS = {
     "q34-segment-index":
         [(P2, "    b.gbx = b.Qt + static_cast<long long>(blockIdx.x) * (blockDim.x / d);",
           "    b.gbx = b.Qt + static_cast<long long>(blockIdx.x);")],
+    "q3-return-before-barrier":
+        [(P2, "    if (active) s[threadIdx.x] = in[b.gbx * d + b.tidx];\n    __syncthreads();\n    if (!active) return;\n",
+          "    if (!active) return;\n    s[threadIdx.x] = in[b.gbx * d + b.tidx];\n    __syncthreads();\n")],
     "q4-no-barrier":
         [(P2, "        __syncthreads();\n        src = 1 - src;", "        src = 1 - src;")],
     "q4-pairing":

@@ -41,7 +41,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--timeout", help="seconds per test case (default: each question's, from the points tables)")
     p.add_argument("--timeout-scale", help="multiplies the default timeouts")
     p.add_argument("--build-timeout", help="seconds for building one part")
-    p.add_argument("--sanitize", help="0: leave out memcheck and racecheck (default: run them on every ordinary test case)")
+    p.add_argument("--sanitize", help="0: leave out memcheck, racecheck and synccheck (default: run them on every ordinary test case)")
     p.add_argument("--sanitize-jobs", help="sanitized runs (one per question and tool) at a time (default: three quarters of the cores, at most 12, one per 2 GiB of free GPU memory)")
     p.add_argument("--no-large", help="1: leave out the [large] tier (arrays past 2^31)")
     p.add_argument("--gpu-jobs", help="processes on one GPU at once, of every grading on this machine (default 8)")

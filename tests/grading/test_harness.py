@@ -427,14 +427,15 @@ class Isolation(unittest.TestCase):
         r1, r2, r3 = JUDGE.QuestionResult(q1, {}), JUDGE.QuestionResult(q2, {}), JUDGE.QuestionResult(q3, {})
         SAN.sanitize(g, [(binary, [r1, r2, r3])])
         for r in (r1, r2):
-            self.assertIn("memcheck reported 2 errors in Q1's tests", r.sanitizer)
-            self.assertIn("racecheck reported 2 errors in Q1's tests", r.sanitizer)
+            for tool in SAN.SANITIZER_TOOLS:  # synccheck too
+                self.assertIn(f"{tool} reported 2 errors in Q1's tests", r.sanitizer)
+        self.assertEqual(SAN.SANITIZER_TOOLS, ("memcheck", "racecheck", "synccheck"))
         self.assertEqual(r3.sanitizer, "")
         g.run_case(binary, case("good"), self.dir / "log", 20)
         runs = [json.loads(line) for line in seen.read_text().splitlines()]
         graded = runs[-1]
         self.assertEqual(sorted(run[0] for run in runs[:-1]),
-                         [["fine"], ["fine"], ["fine2"], ["fine2"], ["good,bad"], ["good,bad"]])
+                         sorted([["fine"], ["fine2"], ["good,bad"]] * len(SAN.SANITIZER_TOOLS)))
         pipes = {"LAB_RESULTS_FD": "?", "LAB_REPORT_FD": "?"}  # each run has pipes of its own
         for run in runs[:-1]:  # the graded run's environment
             self.assertEqual({**run[1], **pipes}, {**graded[1], **pipes})
@@ -855,6 +856,21 @@ class Includes(unittest.TestCase):
             self.assertEqual(BUILD.include_problems(dep, work, roots), [f"{tmp}/elsewhere.h"])
 
 
+    def test_thrust_and_cub_headers_are_found_however_the_source_spells_them(self):
+        # CUB's BlockMergeSort behind a namespace alias: the source never says
+        # cub::, the dependency file names the header all the same.
+        with tempfile.TemporaryDirectory() as tmp:
+            dep = Path(tmp) / "student.d"
+            dep.write_text("build/student/part3_merge_sort/student.o : part3_merge_sort/student.cu \\\n"
+                           "  /usr/local/cuda/bin/../targets/x86_64-linux/include/cccl/cub/block/block_merge_sort.cuh \\\n"
+                           "  /usr/local/cuda/include/cuda_runtime.h part3_merge_sort/part3.cuh \\\n"
+                           "  /usr/local/cuda/include/thrust/sort.h part3_merge_sort/my_cub_notes.cuh\n")
+            got = BUILD.library_includes(dep)
+            self.assertEqual([Path(d).name for d in got], ["block_merge_sort.cuh", "sort.h"])
+            dep.write_text("student.o : student.cu /usr/local/cuda/include/cuda_runtime.h part3_merge_sort/part3.cuh\n")
+            self.assertEqual(BUILD.library_includes(dep), [])
+
+
 @unittest.skipUnless(SB.Sandbox().available, "no sandbox can start on this machine: " + SB.Sandbox().why)
 class Sandbox(unittest.TestCase):
     """What a sandboxed test process can and cannot do (sandbox.py), with the
@@ -920,6 +936,30 @@ class Sandbox(unittest.TestCase):
                         f"assert {str(CT.LAB)!r} not in first, first\n"
                         "assert 'bind' not in first and 'mount' not in first, first\n")
         self.assertEqual(o.status, "passed", o.message)
+
+    def test_every_mount_under_sys_is_read_only_so_a_test_cannot_raise_its_limits(self):
+        # /sys/fs/cgroup (and any other mount below /sys) read-only too, as /sys
+        # is: a test cannot write its cgroup's memory.max or pids.max.
+        o = self.passes("mounts = [l.split() for l in open('/proc/self/mountinfo')]\n"
+                        "under = [(m[4], m[5]) for m in mounts if m[4] == '/sys' or m[4].startswith('/sys/')]\n"
+                        "assert under, mounts\n"
+                        "assert all('ro' in opts.split(',') for _, opts in under), under\n"
+                        "import glob\n"
+                        "for limit in glob.glob('/sys/fs/cgroup/**/memory.max', recursive=True)[:20]:\n"
+                        "    try:\n        open(limit, 'w').write('max')\n        raise SystemExit('wrote ' + limit)\n"
+                        "    except OSError:\n        pass\n")
+        self.assertEqual(o.status, "passed", o.message)
+
+    def test_a_harness_leaves_no_sandbox_folder_behind(self):
+        # Each harness makes a mount point for its sandboxes in the system's
+        # temporary folder; it is removed when the harness ends.
+        code = ("import sys; sys.path.insert(0, %r)\nfrom harness import sandbox as SB\n"
+                "box = SB.Sandbox(tools=%r)\nprint(box.root_dir if box.available else '')\n") % (str(HERE), self.TOOLS)
+        r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        root = r.stdout.strip()
+        if root:  # the unshare sandbox makes one; bwrap's needs none
+            self.assertFalse(Path(root).exists(), f"{root} outlived the harness")
 
     def test_its_tmp_and_shm_are_small(self):
         o = self.passes("import shutil\n"

@@ -158,16 +158,23 @@ def system_include_roots() -> list[Path]:
     return roots
 
 
+def dependencies(dep_file: Path) -> list[str] | None:
+    """The files a dependency file says its object was built from; None without one."""
+    try:
+        text = dep_file.read_text(errors="replace")
+    except OSError:
+        return None
+    rule = text.replace("\\\n", " ").split("\n", 1)[0]
+    return rule.split(":", 1)[1].split() if ":" in rule else []
+
+
 def include_problems(dep_file: Path, work: Path, system_roots: list[Path]) -> list[str]:
     """Files a student object included from outside the submission's copy
     (per its dependency file): anything but the copy's own sources (not its
     tests/ or build/) and the compiler's and CUDA's system headers."""
-    try:
-        text = dep_file.read_text(errors="replace")
-    except OSError:
+    deps = dependencies(dep_file)
+    if deps is None:
         return [f"{dep_file.name}: no dependency file (the build did not record its includes)"]
-    rule = text.replace("\\\n", " ").split("\n", 1)[0]
-    deps = rule.split(":", 1)[1].split() if ":" in rule else []
     work = work.resolve()
     allowed = [work]
     banned = [work / "tests", work / "build"]
@@ -179,6 +186,18 @@ def include_problems(dep_file: Path, work: Path, system_roots: list[Path]) -> li
         if not inside and not any(path.is_relative_to(r) for r in roots):
             problems.append(dep)
     return problems
+
+
+# Thrust and CUB (CCCL): their sorts and merges, block-wide ones included, are
+# what the questions ask students to write, and the handout forbids them. Found
+# in the dependency file, so no spelling in the source (an alias of the
+# namespace, a macro) hides them; the lab's own headers include neither.
+LIBRARY_HEADER = re.compile(r"(^|/)(cub|thrust)/")
+
+
+def library_includes(dep_file: Path) -> list[str]:
+    """The Thrust and CUB headers a student object included."""
+    return [d for d in dependencies(dep_file) or [] if LIBRARY_HEADER.search(d)]
 
 
 @functools.lru_cache(maxsize=None)
@@ -201,6 +220,12 @@ def build_part(g: Grading, base: Path, part: str) -> tuple[str, str]:
         return ("it includes files from outside the submission: " + ", ".join(outside[:5]),
                 f"{part} gets 0: its student code includes {', '.join(outside[:5])} "
                 "(only the submission's own files and the system's headers may be included)")
+    libraries = library_includes(dep_file) if dep_file.exists() else []
+    if libraries:
+        shown = ", ".join(dict.fromkeys(d.split("/include/")[-1] for d in libraries[:3]))
+        return (f"it includes Thrust or CUB ({shown}), which the handout forbids",
+                f"{part} gets 0: its student code includes Thrust or CUB ({shown}); the questions ask for your "
+                "own merges and sorts, and the handout forbids these libraries")
     if b.returncode != 0 or not obj.exists():
         return (compile_errors(b.output) if not b.timed_out else f"the build {describe_exit(b, g.opts.build_timeout)}",
                 f"{part} does not compile; its questions get 0 (first errors in logs/build-{part}.log)")

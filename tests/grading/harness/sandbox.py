@@ -31,6 +31,7 @@ without one, saying "not sandboxed" in every report.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import hashlib
 import os
 import secrets
@@ -177,6 +178,10 @@ class Sandbox:
                   'mkdir "$R/dev/shm"', f'mount -t tmpfs -o size={shm},mode=1777 lab-shm "$R/dev/shm"',
                   'mount -t proc proc "$R/proc"',
                   'mount --rbind /sys "$R/sys"', 'mount -o remount,bind,ro "$R/sys"',
+                  # ... and every mount under it (a remount is not recursive:
+                  # /sys/fs/cgroup would stay writable, and with it a test's limits)
+                  'for m in $(awk -v top="$R/sys/" \'index($5, top) == 1 { print $5 }\' /proc/self/mountinfo); do '
+                  'mount -o remount,bind,ro "$m"; done',
                   f'mount -t tmpfs -o size={tmp},mode=1777 lab-tmp "$R/tmp"']
         for dev in DEVICES + nodes:
             src = Path("/dev") / dev
@@ -261,6 +266,9 @@ class Sandbox:
                 return False, f"{tool} is not installed"
         self.root_dir = Path(tempfile.mkdtemp(prefix="lab-sandbox-root-"))
         os.chmod(self.root_dir, 0o755)
+        # Only a mount point (each sandbox mounts its own tmpfs there, in its
+        # own mount namespace): empty, and gone with the harness.
+        atexit.register(_remove_empty, self.root_dir)
         self.available = True
         try:
             r = subprocess.run(self._command(["/bin/true"], Path("/"), [], [], (TEST.tmp, TEST.shm), []),
@@ -282,6 +290,11 @@ class Sandbox:
             who = "as nobody" if self.as_root and self.tool == "unshare" else "without privileges"
             return f"sandboxed ({self.tool}: read-only system, no network, own processes, {who}; {limits})"
         return f"NOT SANDBOXED: {self.why} ({limits})"
+
+
+def _remove_empty(folder: Path) -> None:
+    with contextlib.suppress(OSError):
+        folder.rmdir()
 
 
 def _nvidia_nodes(dev: Path = Path("/dev")) -> list[str]:

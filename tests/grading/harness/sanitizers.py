@@ -1,4 +1,4 @@
-"""compute-sanitizer (memcheck, racecheck) over the graded test cases: what
+"""compute-sanitizer (memcheck, racecheck, synccheck) over the graded test cases: what
 it finds costs a question part of its points (the course table's penalty)."""
 
 from __future__ import annotations
@@ -18,11 +18,13 @@ if TYPE_CHECKING:  # for the annotations only
     from .running import Grading
 
 
-SANITIZER_TOOLS = ("memcheck", "racecheck")
+# synccheck too: a barrier some threads of a block skip (a `return` before
+# __syncthreads()) is undefined behaviour that often gives the right answer.
+SANITIZER_TOOLS = ("memcheck", "racecheck", "synccheck")
 
 
 def sanitize(g: Grading, parts: list[tuple[Path, list[QuestionResult]]]) -> None:
-    """memcheck and racecheck over the built parts' ordinary test cases, one
+    """Each of SANITIZER_TOOLS over the built parts' ordinary test cases, one
     sanitized process per question and tool running all of that question's
     cases (the penalty is per question, and each process's start costs the
     sanitizer seconds), each with the graded runs' environment and sandbox,
