@@ -215,6 +215,12 @@ $(BUILD)/$(IMPL)/%.o: %.cu $(BUILD_FLAGS)
 	@mkdir -p $(@D)
 	$(NVCC) $(if $(filter student,$(IMPL)),$(subst -MMD,-MD,$(CUFLAGS)),$(CUFLAGS)) -c $< -o $@
 
+# The trace of the grading's judge: relayed from its graded process (tests/judge/).
+$(OBJ)/judge/tests/trace.o: tests/trace.cpp $(BUILD_FLAGS)
+	@mkdir -p $(@D)
+	$(NVCC) $(HOSTFLAGS) -DLAB_JUDGE $(if $(CUPTI_INC),-I$(CUPTI_INC)) -DLAB_CUPTI_LIB='"$(or $(CUPTI_LIB),libcupti.so)"' \
+	    -c $< -o $@
+
 # The graders as the harness links them with a submission: no expected answer
 # computed in the process (LAB_GRADED, tests/test_env.hpp).
 $(OBJ)/graded/%.o: %.cpp $(BUILD_FLAGS)
@@ -237,6 +243,14 @@ extras_DEMO := drawing.o gallery.o
 # $(call graded_inputs,part): the lab's objects a graded test program links
 # (everything but the student object).
 graded_inputs = $(TEST_MAIN) $(OBJ)/graded/tests/test_$(1).o $(call objs,$(1),OBJS) $(COMMON_OBJS)
+
+# The judge's objects (tests/judge/, judge.hpp): its trace relays the graded
+# process's; and what a part's graded process links besides the student object.
+JUDGE_OBJS := $(OBJ)/tests/judge/judge.o $(OBJ)/tests/judge/shared_memory.o
+JUDGE_MAIN := $(OBJ)/tests/main.o $(OBJ)/judge/tests/trace.o $(OBJ)/tests/trace_canary.o $(OBJ)/tests/large_tier.o \
+              $(OBJ)/tests/confine.o
+serve_inputs = $(OBJ)/tests/judge/serve.o $(OBJ)/tests/judge/serve_$(1).o $(OBJ)/tests/judge/shared_memory.o \
+               $(OBJ)/tests/trace.o $(OBJ)/tests/trace_canary.o $(OBJ)/tests/confine.o $(call objs,$(1),OBJS) $(COMMON_OBJS)
 
 # $(call objs,part,LIST): the objects of LIST in the part's folder.
 objs = $(addprefix $(OBJ)/$($(1)_DIR)/,$($(1)_$(2)))
@@ -305,6 +319,22 @@ $(BUILD)/graded/test_$(1): $$(call graded_inputs,$(1)) $(BUILD)/student/$($(1)_D
 graded-inputs-$(1):
 	@echo $$(call graded_inputs,$(1))
 
+# The grading's judge (tests/judge/): the graders with every check, whose
+# student functions are calls a graded process makes on arrays the judge owns.
+$(BUILD)/judge/test_$(1): $$(JUDGE_MAIN) $(OBJ)/tests/test_$(1).o $(OBJ)/tests/judge/remote_$(1).o $(call objs,$(1),OBJS) \
+                          $$(COMMON_OBJS) $$(JUDGE_OBJS)
+	@mkdir -p $$(@D)
+	$$(LINK) $$^ -o $$@ $$(TEST_LIBS)
+
+# ... and its graded process: the student object, served (tests/judge/serve.cpp).
+$(BUILD)/graded/serve_$(1): $$(call serve_inputs,$(1)) $(BUILD)/student/$($(1)_DIR)/student.o
+	@mkdir -p $$(@D)
+	$$(LINK) $$^ -o $$@ -ldl
+
+.PHONY: serve-inputs-$(1)
+serve-inputs-$(1):
+	@echo $$(call serve_inputs,$(1))
+
 # The same graders on the trusted host implementation (tests/oracle/): the
 # grading harness compares every graded run's results with this one's.
 $(BUILD)/oracle/test_$(1): $$(TEST_MAIN) $(OBJ)/tests/test_$(1).o $(OBJ)/tests/oracle/oracle_$(1).o $(call objs,$(1),OBJS) $$(COMMON_OBJS)
@@ -353,6 +383,7 @@ TEST_BINS := $(if $(filter 1,$(EMULATE)),$(BUILD)/test_emulator) $(BUILD)/test_c
 # Emulated: the device check of the tested parts' kernel files (above).
 DEVICE_CHECKS := $(if $(filter 1,$(EMULATE)),$(foreach p,$(TEST_PARTS),$(EMU_DEVICE)/$($(p)_DIR)/$(IMPL).o))
 ORACLE_BINS := $(foreach p,$(PARTS),$(BUILD)/oracle/test_$(p))
+JUDGE_BINS := $(foreach p,$(PARTS),$(BUILD)/judge/test_$(p))
 
 .PHONY: test run-tests tests
 test:
@@ -443,7 +474,7 @@ GRADE_OPTS = $(if $(TIMEOUT),--timeout '$(TIMEOUT)') $(if $(TIMEOUT_SCALE),--tim
              $(if $(SANITIZE),--sanitize '$(SANITIZE)') $(if $(SEED),--seed '$(SEED)') \
              $(if $(NO_LARGE),--no-large '$(NO_LARGE)') $(if $(GRADE_PARTS),--parts '$(GRADE_PARTS)') \
              $(if $(BUILD_TIMEOUT),--build-timeout '$(BUILD_TIMEOUT)') $(if $(TIMING),--timing '$(TIMING)') \
-             $(if $(BUDGET),--budget '$(BUDGET)') $(if $(SANDBOX),--sandbox '$(SANDBOX)') \
+             $(if $(BUDGET),--budget '$(BUDGET)') $(if $(SANDBOX),--sandbox '$(SANDBOX)') $(if $(JUDGE),--judge '$(JUDGE)') \
              $(if $(WORK_ROOT),--work-root '$(WORK_ROOT)') $(if $(SANITIZE_JOBS),--sanitize-jobs '$(SANITIZE_JOBS)') \
              $(if $(CASE_JOBS),--case-jobs '$(CASE_JOBS)') $(if $(GPU_JOBS),--gpu-jobs '$(GPU_JOBS)') \
              --arch '$(ARCH)'
@@ -473,7 +504,8 @@ gradescope:
 
 # Everything a submission's copy shares with the lab, and the trusted build of
 # the graders, built once per grading run.
-grade-objects: $(COMMON_OBJS) $(TEST_MAIN) $(BUILD)/test_common $(ORACLE_BINS) \
+grade-objects: $(COMMON_OBJS) $(TEST_MAIN) $(BUILD)/test_common $(ORACLE_BINS) $(JUDGE_BINS) \
+               $(foreach p,$(PARTS),$(call serve_inputs,$(p))) \
                $(foreach p,$(PARTS),$(OBJ)/tests/test_$(p).o $(OBJ)/graded/tests/test_$(p).o $(call objs,$(p),OBJS))
 
 # Maintainers: the lab built with each toolkit in NVCCS for each GPU in ARCHS.
@@ -553,7 +585,9 @@ ALL_OBJS := $(COMMON_OBJS) $(TEST_MAIN) $(OBJ)/tests/test_common.o $(OBJ)/tests/
             $(foreach p,$(PARTS),$(OBJ)/tests/test_$(p).o $(call impl,$(p)) $(call objs,$(p),OBJS) \
                                  $(call objs,$(p),DEMO) $(OBJ)/$($(p)_DIR)/main.o) $(extras_LINK) \
             $(TUNED_TESTS) $(part3_LINK) \
-            $(foreach p,$(PARTS),$(OBJ)/tests/oracle/oracle_$(p).o)
+            $(foreach p,$(PARTS),$(OBJ)/tests/oracle/oracle_$(p).o) \
+            $(JUDGE_OBJS) $(OBJ)/judge/tests/trace.o \
+            $(foreach p,$(PARTS),$(OBJ)/tests/judge/remote_$(p).o $(OBJ)/tests/judge/serve_$(p).o) $(OBJ)/tests/judge/serve.o
 # Emulated: also the emulator's own test, and the device check.
 EMU_OBJS := $(if $(filter 1,$(EMULATE)),$(OBJ)/emulator/test_emulator.o $(DEVICE_CHECKS))
 -include $(ALL_OBJS:.o=.d) $(EMU_OBJS:.o=.d)

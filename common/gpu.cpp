@@ -127,6 +127,9 @@ bool underComputeSanitizer() {
         for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
             const std::string_view entry(*e);
             if (entry.rfind("NV_SANITIZER_INJECTION", 0) == 0) return true;
+            // The grading's judge (tests/judge/), whose graded process runs
+            // under the sanitizer: its arrays and sizes are the sanitized ones.
+            if (entry == "LAB_JUDGE_SANITIZED=1") return true;
             const bool injection = entry.rfind("CUDA_INJECTION64_PATH=", 0) == 0 ||
                                    entry.rfind("NVTX_INJECTION64_PATH=", 0) == 0 || entry.rfind("LD_PRELOAD=", 0) == 0;
             if (injection && entry.find("sanitizer") != entry.npos) return true;

@@ -5,6 +5,7 @@
 #include "test_env.hpp"
 
 #include "../common/cuda_check.hpp"
+#include "../common/device_buffer.hpp"
 #include "../common/gpu.hpp"
 
 #include <cstdlib>
@@ -146,11 +147,11 @@ std::string tierDoesNotFit() {
 
 Array::Array(long long n) : n_(n) {
     const std::size_t bytes = static_cast<std::size_t>(n + 2 * kGuard) * sizeof(int);
-    CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&base_), bytes));
+    CUDA_CHECK(arrayMemory().allocate(reinterpret_cast<void**>(&base_), bytes));  // the judge's, when grading
     CUDA_CHECK(cudaMemset(base_, kPoisonByte, bytes));
 }
 
-Array::~Array() { cudaFree(base_); }
+Array::~Array() { arrayMemory().release(base_); }
 
 Check Array::guards(const std::string& name) const {
     std::vector<unsigned char> before(kGuard * sizeof(int)), after(kGuard * sizeof(int));

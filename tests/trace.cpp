@@ -2,6 +2,9 @@
 // (kernels, copies) whatever API launched it; the callback API sees every
 // runtime and driver call of the process, checked against the lab's list.
 #include "trace.hpp"
+#ifdef LAB_JUDGE
+#include "judge/judge.hpp"
+#endif
 
 #include "../common/cuda_check.hpp"
 #include "../common/gpu.hpp"
@@ -67,7 +70,7 @@ const Settings& settings() {
     }();
     return s;
 }
-bool tracingOff() { return settings().off; }
+[[maybe_unused]] bool tracingOff() { return settings().off; }  // unused in the judge (LAB_JUDGE)
 bool tracingRequired() { return settings().required; }
 
 // Each window also holds two launches of this lab kernel and two copies of
@@ -77,7 +80,7 @@ constexpr const char* kCanaryKernel = "traceCanary_k";
 constexpr std::size_t kCanaryBytes = 12;
 
 // Two canaries into the window: a launch of the lab's kernel, a small copy.
-void canary() {
+[[maybe_unused]] void canary() {  // unused in the judge (LAB_JUDGE)
     static int* device = [] {
         int* p = nullptr;
         CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&p), kCanaryBytes));
@@ -89,7 +92,7 @@ void canary() {
     CUDA_CHECK(cudaMemcpy(host, device, kCanaryBytes, cudaMemcpyDeviceToHost));
 }
 
-#ifndef LAB_EMULATED
+#if !defined(LAB_EMULATED) && !defined(LAB_JUDGE)  // the judge relays its graded process's trace
 
 // ---------------------------------------------------------------- CUPTI itself
 
@@ -538,7 +541,27 @@ std::string kernelShortName(const std::string& full) {
     return colons == std::string::npos ? plain : plain.substr(colons + 2);
 }
 
-#ifndef LAB_EMULATED
+#if defined(LAB_JUDGE)  // the grading's judge: the graded process traces, the judge relays (tests/judge/)
+
+std::string tracingStatus() { return "in the graded process, relayed to the judge"; }
+
+TraceLog traceCall(const std::function<void()>& call) {
+    judge::beginRemoteTrace();
+    try {
+        call();
+    } catch (...) {
+        judge::endRemoteTrace();
+        throw;
+    }
+    return judge::endRemoteTrace();
+}
+
+void traceMainStarted() {}
+void traceTestStarted() {}
+void traceTestEnded() {}
+std::vector<std::string> takeTraceViolations() { return judge::takeRemoteViolations(); }
+
+#elif !defined(LAB_EMULATED)
 
 std::string tracingStatus() { return tracingProblem().empty() ? "on" : "off: " + tracingProblem(); }
 

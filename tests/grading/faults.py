@@ -119,9 +119,6 @@ EDITS = {
     "q34-segment-index":
         [(P2, "    b.gbx = b.Qt + static_cast<long long>(blockIdx.x) * (blockDim.x / d);",
           "    b.gbx = b.Qt + static_cast<long long>(blockIdx.x);")],
-    "q3-return-before-barrier":
-        [(P2, "    if (active) s[threadIdx.x] = in[b.gbx * d + b.tidx];\n    __syncthreads();\n    if (!active) return;\n",
-          "    if (!active) return;\n    s[threadIdx.x] = in[b.gbx * d + b.tidx];\n    __syncthreads();\n")],
     "q4-no-barrier":
         [(P2, "        __syncthreads();\n        src = 1 - src;", "        src = 1 - src;")],
     "q4-pairing":
@@ -851,6 +848,13 @@ def _part3_host_pool(reference: str) -> str:
     return _launcher_body(text, "    checkMergeSort(dData, n);\n", HOST_POOL_SORT)
 
 
+CUB_ALIAS = """#include <cub/block/block_merge_sort.cuh>
+namespace tiles = ::cub;
+template <class T>
+using TileSorter = tiles::BlockMergeSort<T, 256, 17>;
+"""
+
+
 @dataclass
 class Attack:
     name: str
@@ -904,6 +908,12 @@ ATTACKS = [
     # Stopped by the build's limits (sandbox.BUILD, BUILD_TIMEOUT).
     Attack("include-bomb", "the reference, whose Part 1 student.cu includes itself twice per level to depth 40",
            _reference_part1_with(INCLUDE_BOMB), PART1_ZERO, parts=["part1"]),
+    # Refused after compiling: its dependency file lists a CUB header, however
+    # the source names it (building.py, library_includes).
+    Attack("cub-alias", "the reference, whose Part 3 includes CUB's BlockMergeSort and names it through a "
+           "namespace alias, never writing cub::",
+           lambda lab, skel, ref: {**ref, P3: _with_prelude(ref[P3], CUB_ALIAS)},
+           {"Q5": "zero", "Q6": "zero", "Q7": "zero"}, parts=["part3"]),
     # Its allocation is a CUDA call before main, which the trace fails in every test.
     Attack("memory-hog", "the reference, plus all GPU memory but 12 GB taken before the tests",
            _reference_part1_with(MEMORY_HOG), PART1_ZERO,

@@ -388,7 +388,9 @@ class Isolation(unittest.TestCase):
     def grading(self, sandbox: bool) -> RUN.Grading:
         ns = argparse.Namespace(timeout=None, timeout_scale=None, build_timeout=None, sanitize="0", no_large=None,
                                   arch=None, parts=None, seed="5", out=str(self.dir / "out"), base=None, timing=None,
-                                  sandbox="1" if sandbox else "0", work_root=str(self.dir))
+                                  sandbox="1" if sandbox else "0", work_root=str(self.dir), judge="0")
+        # JUDGE=0: a graded process that runs the graders itself, whose plumbing
+        # (pipes, limits, exits) the judge's runs share (class Judged).
         return RUN.Grading(self.dir, self.dir, OPT.Options(ns), dict(os.environ), lambda m: None, "tester")
 
     def outcome(self, body, timeout=20.0, sandbox=False, grading=None, tools=None):
@@ -660,6 +662,84 @@ def frames(tests: dict) -> bytes:
 
 def ints(*values) -> bytes:
     return struct.pack(f"<{len(values)}i", *values)
+
+
+class Judged(unittest.TestCase):
+    """A judged test case (running.py, Grading.judged) with stand-ins: the
+    judge (build/judge/test_<part> of the lab's own build) and the graded
+    process (build/graded/serve_<part> of the submission's copy), joined by a
+    socket. The verdict is the judge's report; the graded process gets no seed
+    and no report pipe, and ends with the judge."""
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.dir = Path(self.tmp.name)
+        for folder in ("base/build/judge", "work/build/graded", "seen"):
+            (self.dir / folder).mkdir(parents=True)
+        os.chmod(self.dir / "seen", 0o777)
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def grading(self, sandbox=False):
+        ns = argparse.Namespace(timeout=None, timeout_scale=None, build_timeout=None, sanitize="0", no_large=None,
+                                arch=None, parts=None, seed="5", out=str(self.dir / "out"), base=None, timing=None,
+                                sandbox="1" if sandbox else "0", work_root=str(self.dir), judge="1")
+        g = RUN.Grading(self.dir / "work", self.dir, OPT.Options(ns), {**dict(os.environ), "LAB_SEED": "5"},
+                        lambda m: None, "tester")
+        g.base, g.judge_env = self.dir / "base", {**dict(os.environ), "LAB_SEED": "5"}
+        return g
+
+    def run_pair(self, judge_body, graded_body, sandbox=False):
+        fake_binary(self.dir / "base" / "build" / "judge", judge_body).rename(self.dir / "base/build/judge/test_part1")
+        graded = self.dir / "work" / "build" / "graded" / "serve_part1"
+        graded.write_text("#!" + PYTHON + "\nimport json, os, socket, sys, time\n" + textwrap.dedent(graded_body))
+        graded.chmod(0o755)
+        g = self.grading(sandbox)
+        g.remember(graded)
+        started = time.monotonic()
+        outcome, _ = g.run_case(graded, case(), self.dir / "log", 30)
+        return outcome, time.monotonic() - started
+
+    JUDGE = ("import socket\nsock = socket.socket(fileno=int(os.environ['LAB_JUDGE_FD']))\n"
+             "sock.send(b'call')\nreply = sock.recv(100)\n"
+             "line(event='start', test=name)\n"
+             "line(event='end', test=name, status='passed' if reply == b'done' else 'failed', failure=repr(reply))\n"
+             "line(event='summary', passed=int(reply == b'done'), failed=int(reply != b'done'), skipped=0)\n")
+
+    def graded(self, then="", record=True):
+        seen = self.dir / "seen" / "env.json"
+        return ((f"open({str(seen)!r}, 'w').write(json.dumps(dict(os.environ)))\n" if record else "") +
+                "sock = socket.socket(fileno=int(os.environ['LAB_JUDGE_FD']))\n"
+                "assert sock.recv(100) == b'call'\nsock.send(b'done')\n" + then)
+
+    def test_the_verdict_is_the_judges_and_the_graded_process_gets_no_seed(self):
+        outcome, _ = self.run_pair(self.JUDGE, self.graded("sock.recv(100)\n"))
+        self.assertEqual(outcome.status, "passed", outcome.message)
+        env = json.loads((self.dir / "seen" / "env.json").read_text())
+        self.assertNotIn("LAB_SEED", env)
+        self.assertFalse({"LAB_REPORT_FD", "LAB_RESULTS_FD"} & set(env), "the graded process holds a report pipe")
+        self.assertIn("LAB_JUDGE_FD", env)
+
+    def test_a_graded_process_that_outlives_the_judge_is_stopped(self):
+        outcome, seconds = self.run_pair(self.JUDGE, self.graded("time.sleep(60)\n"))
+        self.assertEqual(outcome.status, "passed", outcome.message)
+        self.assertLess(seconds, 20)
+
+    def test_a_graded_process_cannot_write_the_verdict(self):
+        # It has no report pipe: what it prints, or writes to descriptors it
+        # guesses, is not read; the judge's report says the call failed.
+        forger = ("for fd in range(3, 64):\n    try:\n"
+                  "        os.write(fd, b'{\"event\": \"summary\", \"passed\": 1, \"failed\": 0, \"skipped\": 0}\\n')\n"
+                  "    except OSError:\n        pass\nprint('1 passed, 0 failed')\n")
+        outcome, _ = self.run_pair(self.JUDGE, forger + "sock = socket.socket(fileno=int(os.environ['LAB_JUDGE_FD']))\n"
+                                   "sock.recv(100)\nsock.send(b'not done')\n")
+        self.assertEqual(outcome.status, "failed")
+
+    @unittest.skipUnless(SB.Sandbox().available, "no sandbox can start on this machine")
+    def test_the_socket_reaches_into_the_sandbox(self):
+        outcome, _ = self.run_pair(self.JUDGE, self.graded("sock.recv(100)\n", record=False), sandbox=True)
+        self.assertEqual(outcome.status, "passed", outcome.message)
 
 
 class Verdicts(unittest.TestCase):

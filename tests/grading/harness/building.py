@@ -116,13 +116,17 @@ def prepare_base(base: Path, opts: Options, log) -> Path:
     if r.returncode != 0:
         raise GradingError("the lab itself does not build here (see " + str(base / "build-base.log") + "):\n" +
                              compile_errors(r.output))
-    for part, _ in PARTS:  # what each graded program links besides the student object (symbols.py)
-        listed = run(["make", "-s", "IMPL=student", f"ARCH={opts.arch}", f"graded-inputs-{part}"], base, 120,
-                       env={k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL")})
-        objects = [name for name in listed.output.split() if name.endswith(".o") and (base / name).is_file()]
-        if listed.returncode != 0 or not objects:
-            raise GradingError(f"make graded-inputs-{part} failed: {listed.output[-300:]}")
-        (base / "build" / f"graded-inputs-{part}.txt").write_text("\n".join(objects) + "\n")
+    # What each graded program links besides the student object (symbols.py):
+    # the served one (the judge's graded process) and the graders without answers.
+    for part, _ in PARTS:
+        for target, listing in ((f"graded-inputs-{part}", f"graded-inputs-{part}.txt"),
+                                (f"serve-inputs-{part}", f"serve-inputs-{part}.txt")):
+            listed = run(["make", "-s", "IMPL=student", f"ARCH={opts.arch}", target], base, 120,
+                         env={k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL")})
+            objects = [name for name in listed.output.split() if name.endswith(".o") and (base / name).is_file()]
+            if listed.returncode != 0 or not objects:
+                raise GradingError(f"make {target} failed: {listed.output[-300:]}")
+            (base / "build" / listing).write_text("\n".join(objects) + "\n")
     stamp.write_text(fingerprint + " " + tree_hash(base / "build"))
     return base
 
@@ -233,7 +237,8 @@ def build_part(g: Grading, base: Path, part: str) -> tuple[str, str]:
         return (f"its compiled object is {obj.stat().st_size >> 20} MiB, more than the {OBJECT_CAP >> 20} MiB allowed",
                 f"{part} gets 0: its compiled student code is {obj.stat().st_size >> 20} MiB (at most "
                 f"{OBJECT_CAP >> 20} MiB; the reference's largest is 2 MiB)")
-    trusted = [base / name for name in (base / "build" / f"graded-inputs-{part}.txt").read_text().split()]
+    listing = f"serve-inputs-{part}.txt" if g.opts.judge else f"graded-inputs-{part}.txt"
+    trusted = [base / name for name in (base / "build" / listing).read_text().split()]
     try:
         problems = symbols.object_problems(obj, trusted, list(link_libraries(base)))
     except RuntimeError as err:  # a trusted object that cannot be read: the lab's problem
@@ -241,8 +246,9 @@ def build_part(g: Grading, base: Path, part: str) -> tuple[str, str]:
     if problems:
         return ("its compiled code is refused: " + "; ".join(problems),
                 f"{part} gets 0: its compiled student code is refused before linking: " + "; ".join(problems))
-    r = g.build(str(binary_of(g.work, part).relative_to(g.work)), g.logs / f"link-{part}.log")
-    if r.returncode != 0 or not binary_of(g.work, part).exists():
+    binary = binary_of(g.work, part, g.opts.judge)
+    r = g.build(str(binary.relative_to(g.work)), g.logs / f"link-{part}.log")
+    if r.returncode != 0 or not binary.exists():
         return (compile_errors(r.output) if not r.timed_out else f"the link {describe_exit(r, g.opts.build_timeout)}",
                 f"{part} does not link; its questions get 0 (first errors in logs/link-{part}.log)")
     return "", ""

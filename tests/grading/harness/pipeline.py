@@ -70,6 +70,7 @@ def grading_on(work: Path, logs: Path, opts: Options, base: Path, gpu_env: dict,
     GPU alone (gpu_view) and its processes take that GPU's places."""
     sandbox_gpu_env, nodes = gpu_view(base, gpu_env)
     g = Grading(work, logs, opts, test_env(opts, sandbox_gpu_env), log, student)
+    g.base, g.judge_env = base, test_env(opts, gpu_env)  # the judge runs outside the sandbox, on the same GPU
     g.gpu = nodes
     g.gpu_place = gpu_place(base, gpu_env)
     return g
@@ -99,7 +100,7 @@ def run_grading(g: Grading, base: Path, results: dict[str, QuestionResult], trus
     # processes, and sanitized kernels beside a graded test pushed the
     # reference's own tests past their limits.
     if opts.sanitize:
-        sanitize(g, [(binary_of(g.work, part), by_part[part]) for part in built])
+        sanitize(g, [(binary_of(g.work, part, opts.judge), by_part[part]) for part in built])
     stamps.append(("judging", time.monotonic()))
     for part in built:
         for large in (False, True):
@@ -139,7 +140,7 @@ def build_parts(g: Grading, base: Path, results: dict[str, QuestionResult], note
             for r in part_questions:
                 r.build_error = err
             continue
-        binary = binary_of(g.work, part)
+        binary = binary_of(g.work, part, g.opts.judge)
         if binary.stat().st_size > BINARY_CAP:
             notes.append(f"{part} gets 0: its test program is {binary.stat().st_size >> 20} MiB (at most "
                          f"{BINARY_CAP >> 20} MiB)")

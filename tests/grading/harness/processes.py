@@ -82,11 +82,12 @@ def reap_orphans() -> None:
 
 
 def run(cmd: list[str], cwd: Path, timeout: float, env: dict | None = None, log: Path | None = None,
-        sandboxed: bool = False, pass_fds: tuple[int, ...] = ()) -> Run:
+        sandboxed: bool = False, pass_fds: tuple[int, ...] = (), started=None) -> Run:
     """Runs cmd in its own process group; at the timeout the whole group is
     killed, and so is anything it left behind. The log keeps LOG_CAP_BYTES of
     the output. `sandboxed`: cmd is a sandbox.wrap() command (its shell reports
-    a signal N as 128 + N). `pass_fds`: descriptors the command inherits."""
+    a signal N as 128 + N). `pass_fds`: descriptors the command inherits.
+    `started(pid)`: called once the command has started (its group is pid)."""
     start = time.monotonic()
     with open(log, "wb") if log else open(os.devnull, "wb") as sink:
         # Started and listed as one step: reap_orphans (another thread's) must
@@ -95,6 +96,8 @@ def run(cmd: list[str], cwd: Path, timeout: float, env: dict | None = None, log:
             proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                     stdin=subprocess.DEVNULL, start_new_session=True, pass_fds=pass_fds)
             _active.add(proc.pid)
+        if started is not None:
+            started(proc.pid)
         chunks: list[bytes] = []
         written = [0]
 

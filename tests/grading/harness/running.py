@@ -9,6 +9,8 @@ import contextlib
 import dataclasses
 import hashlib
 import os
+import signal
+import socket
 import tempfile
 import threading
 import time
@@ -59,11 +61,14 @@ class Grading:
         self.gpu: list[str] | None = None  # the GPU nodes a test sees (sandbox.gpu_nodes; None: all)
         self.gpu_place = "gpu"  # the places its processes on the GPU take (place; grade_one sets it)
         self.own_lock, self.owned = threading.Lock(), False
+        self.base: Path | None = None  # the lab's own build: the judge (build/judge/) is there
+        self.judge_env: dict = env  # the judge's environment: the graded one's, seen from outside the sandbox
         # The results the graded processes hand over, where no sandboxed process can see them.
         self.private = Path(tempfile.mkdtemp(prefix="lab-results-", dir=opts.work_root))
 
     def sandboxed(self, cmd: list[str], writable: list[Path], timeout: float, log: Path, limits: sb.Limits,
-                  env: dict | None = None, cwd: Path | None = None, pass_fds: tuple[int, ...] = ()) -> Run:
+                  env: dict | None = None, cwd: Path | None = None, pass_fds: tuple[int, ...] = (),
+                  started=None) -> Run:
         """`cmd` in a sandbox of its own with `limits` (sandbox.py), the work
         copy readable (or writable, when in `writable`) and the grading's GPU
         only where the limits show one."""
@@ -75,7 +80,7 @@ class Grading:
             try:
                 r = run(box.prefix + sb_.wrap(cmd, cwd, limits, writable=writable, readable=readable, gpu=self.gpu),
                           cwd, timeout, env={**(env or self.env), "HOME": "/tmp"}, log=log, sandboxed=sb_.available,
-                          pass_fds=pass_fds)
+                          pass_fds=pass_fds, started=started)
             finally:
                 limit = box.close()
         r.limit, r.peak_memory = limit, box.peak_memory
@@ -108,6 +113,70 @@ class Grading:
             for end in ends:
                 os.close(end)
         return r, collectors[0], collectors[1], collectors[2] if log_cap else None
+
+    def judged(self, part: str, tests: str, limit: float, log: Path, stem: Path, results_cap: int, report_cap: int,
+               prefix: tuple[str, ...] = (), log_cap: int = 0, sanitized: bool = False, limits: sb.Limits = sb.TEST
+               ) -> tuple[Run, Run | None, res.Collector, res.Collector, res.Collector | None]:
+        """The test cases `tests` (Catch2's filter) judged (tests/judge/): the
+        lab's judge, trusted and outside the sandbox, runs them with every
+        array in device memory it owns and checks the outputs itself; the
+        part's graded process (`prefix`, such as compute-sanitizer's command,
+        then serve_<part>) runs in the sandbox and can do nothing but answer
+        the judge's calls. It gets no seed and hands over nothing: the report
+        and results on the harness's pipes are the judge's. Returns the
+        judge's run, the graded process's, and the collectors of
+        sandboxed_with_pipes (the log's on the graded side: a sanitizer's)."""
+        judge_end, graded_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        pipes = [os.pipe() for _ in range(3 if log_cap else 2)]
+        collectors = [res.Collector(read_end, stem.with_suffix(suffix), cap)
+                      for (read_end, _), suffix, cap in zip(pipes, (".results", ".report", ".log"),
+                                                            (results_cap, report_cap, log_cap))]
+        ends = [write_end for _, write_end in pipes]
+        cmd = [*prefix, str(binary_of(self.work, part, judged=True))]
+        graded_fds = (graded_end.fileno(),)
+        if log_cap:
+            os.fchmod(ends[2], 0o622)  # as in sandboxed_with_pipes
+            cmd = [a.replace("{log}", f"/proc/self/fd/{ends[2]}") for a in cmd]
+            graded_fds += (ends[2],)
+        graded_env = {k: v for k, v in self.env.items() if k not in ("LAB_SEED", "LAB_LARGE")}
+        graded_env["LAB_JUDGE_FD"] = str(graded_end.fileno())
+        started, group, graded_run = threading.Event(), [], []
+
+        def graded():
+            try:
+                graded_run.append(self.sandboxed(cmd, [], limit, log.with_name(log.stem + "-graded.log"), limits,
+                                                 env=graded_env, pass_fds=graded_fds,
+                                                 started=lambda pid: (group.append(pid), started.set())))
+            finally:
+                started.set()
+
+        thread = threading.Thread(target=graded, daemon=True)
+        thread.start()
+        try:
+            started.wait(limit)  # the graded process has its end (a GPU place may be waited for first)
+            graded_end.close()
+            if log_cap:
+                os.close(ends[2])
+            env = {**self.judge_env, "LAB_TRACE": "0", "LAB_CONFINE": "0", "LAB_JUDGE_FD": str(judge_end.fileno()),
+                   "LAB_RESULTS_FD": str(ends[0]), "LAB_REPORT_FD": str(ends[1])}
+            if sanitized:
+                env["LAB_JUDGE_SANITIZED"] = "1"
+            r = run([str(self.base / "build" / "judge" / f"test_{part}"), tests], self.base, limit, env=env, log=log,
+                    pass_fds=(judge_end.fileno(), ends[0], ends[1]))
+        finally:
+            judge_end.close()
+            for end in ends[:2]:
+                os.close(end)
+            if graded_end.fileno() >= 0:
+                graded_end.close()
+        # The graded process ends when the judge's end closes; one that does not is stopped.
+        thread.join(5)
+        if thread.is_alive() and group:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(group[0], signal.SIGKILL)
+        thread.join()
+        return r, (graded_run[0] if graded_run else None), collectors[0], collectors[1], \
+            (collectors[2] if log_cap else None)
 
     def build(self, target: str, log: Path) -> Run:
         """A make target of the student's build, sandboxed, with the copy writable
@@ -154,8 +223,15 @@ class Grading:
             return Outcome("failed", "not run: the test binary changed after it was built (by an earlier test?)"), none
         limit = min(timeout, left)
         stem = self.private / f"{hashlib.sha256(case.name.encode()).hexdigest()[:16]}-{binary.name}"
-        r, results, report, _ = self.sandboxed_with_pipes([str(binary), case.name], sb.TEST, limit, log_path, stem,
-                                                          RESULTS_CAP, LEFT_FILE_CAP)
+        if self.opts.judge:
+            r, graded, results, report, _ = self.judged(part_of(binary), case.name, limit, log_path, stem,
+                                                        RESULTS_CAP, LEFT_FILE_CAP)
+            if graded is not None:
+                r.peak_memory = graded.peak_memory
+                r.limit = graded.limit
+        else:
+            r, results, report, _ = self.sandboxed_with_pipes([str(binary), case.name], sb.TEST, limit, log_path, stem,
+                                                              RESULTS_CAP, LEFT_FILE_CAP)
         self.peaks[case.name] = r.peak_memory
         stream = results.finish()
         outcome = read_report(report.wait(), case.name, r, limit)
@@ -169,9 +245,15 @@ class Grading:
         return outcome, stream
 
 
-def binary_of(work: Path, part: str) -> Path:
-    """The graded test program of a part: graders without answers, the student's object last."""
-    return work / "build" / "graded" / f"test_{part}"
+def binary_of(work: Path, part: str, judged: bool = False) -> Path:
+    """The graded program of a part: judged, the student's object served to the
+    judge (serve_<part>); else the graders without answers, the student's object last."""
+    return work / "build" / "graded" / (f"serve_{part}" if judged else f"test_{part}")
+
+
+def part_of(binary: Path) -> str:
+    """The part a graded program (binary_of) is of."""
+    return binary.name.split("_", 1)[1]
 
 
 Claims = dict[str, tuple[Outcome, res.Stream]]
@@ -197,7 +279,7 @@ def run_cases(g: Grading, parts: dict[str, list[QuestionResult]], expected: dict
     def run(job):
         part, case, log, timeout = job
         with place("large", g.opts.large_jobs) if case.large else contextlib.nullcontext():
-            return g.run_case(binary_of(g.work, part), case, log, timeout)
+            return g.run_case(binary_of(g.work, part, g.opts.judge), case, log, timeout)
 
     ordinary = sorted((j for j in jobs.values() if not j[1].large), key=lambda j: -expected.get(j[1].name, 0))
     big = [j for j in jobs.values() if j[1].large]

@@ -12,14 +12,16 @@ from typing import TYPE_CHECKING
 
 from . import sandbox as sb
 from .processes import LEFT_FILE_CAP, LeftFileError, left_text
+from .running import part_of
 
 if TYPE_CHECKING:  # for the annotations only
     from .judging import QuestionResult
     from .running import Grading
 
 
-# synccheck too: a barrier some threads of a block skip (a `return` before
-# __syncthreads()) is undefined behaviour that often gives the right answer.
+# synccheck too: barriers that live threads of a block reach at different
+# places. (A `return` before __syncthreads() is not reported, on an H200: a
+# barrier waits only for threads that have not exited, as PTX defines it.)
 SANITIZER_TOOLS = ("memcheck", "racecheck", "synccheck")
 
 
@@ -74,11 +76,18 @@ def sanitize_one(g: Grading, runs: SanitizedRuns, qid: str, tool: str) -> int | 
     # sets tells a sanitized run from a graded one (its results go to a
     # pipe too, and are dropped). Catch2 reads the comma-separated names
     # as "any of these". The log goes to a third pipe: no file on disk.
-    cmd = ["compute-sanitizer", "--tool", tool, "--log-file", "{log}", "--print-limit", "20",
-           "--padding", "256", str(runs.binaries[qid]), ",".join(runs.groups[qid])]
-    r, results, report, log_pipe = g.sandboxed_with_pipes(
-        cmd, sb.SANITIZED, min(runs.limits[qid] * 10, max(g.budget.left(), 1)), g.logs / f"{qid}-{tool}.out",
-        g.private / f"{qid}-{tool}", 0, 0, log_cap=LEFT_FILE_CAP)
+    sanitizer = ("compute-sanitizer", "--tool", tool, "--log-file", "{log}", "--print-limit", "20", "--padding", "256")
+    limit = min(runs.limits[qid] * 10, max(g.budget.left(), 1))
+    if g.opts.judge:  # the sanitizer over the graded process; the judge beside it, told so
+        judge_run, r, results, report, log_pipe = g.judged(
+            part_of(runs.binaries[qid]), ",".join(runs.groups[qid]), limit, g.logs / f"{qid}-{tool}.out",
+            g.private / f"{qid}-{tool}", 0, 0, prefix=sanitizer, log_cap=LEFT_FILE_CAP, sanitized=True,
+            limits=sb.SANITIZED)
+        r = r or judge_run
+    else:
+        r, results, report, log_pipe = g.sandboxed_with_pipes(
+            [*sanitizer, str(runs.binaries[qid]), ",".join(runs.groups[qid])], sb.SANITIZED, limit,
+            g.logs / f"{qid}-{tool}.out", g.private / f"{qid}-{tool}", 0, 0, log_cap=LEFT_FILE_CAP)
     results.wait()
     report.wait()
     log_file = log_pipe.wait()

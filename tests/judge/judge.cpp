@@ -1,0 +1,219 @@
+// The judge's side of a call (judge.hpp): its arrays in shareable memory, the
+// call sent, the reply read, the trace kept for traceCall.
+#include "judge.hpp"
+
+#include "shared_memory.hpp"
+
+#include "../../common/device_buffer.hpp"
+
+#include <cstdlib>
+#include <map>
+#include <mutex>
+
+namespace lab::judge {
+
+namespace {
+
+// The judge's end of the socket (LAB_JUDGE_FD, set by the harness).
+int socketFd() {
+    static const int fd = [] {
+        const char* env = std::getenv("LAB_JUDGE_FD");
+        return env != nullptr && *env != '\0' ? std::atoi(env) : -1;
+    }();
+    if (fd < 0)
+        throw Error("this is the grading's judge (build/judge/): it runs only under make grade, which gives it a "
+                    "graded process to call (LAB_JUDGE_FD)");
+    return fd;
+}
+
+// Every array of the judge's, by where it starts in the judge's space.
+struct Array {
+    SharedAllocation memory;
+    std::uint32_t id = 0;
+    std::size_t offset = 0;  // where the array starts in its allocation
+    bool sent = false;       // its descriptor has gone to the graded process
+};
+
+struct Arrays {
+    std::mutex mutex;
+    std::map<std::uintptr_t, Array> byStart;  // key: the array's first byte
+    std::vector<std::uint32_t> released;      // ids the graded process should unmap
+    std::uint32_t nextId = 1;
+    // The new arrays of the call being encoded, and their descriptors.
+    std::vector<std::pair<std::uint32_t, std::uint64_t>> fresh;
+    std::vector<int> freshFds;
+};
+
+Arrays& arrays() {
+    static Arrays* const a = new Arrays;
+    return *a;
+}
+
+// The checked arrays' memory (DeviceBuffer, the [large] tier): shareable, and
+// placed so that the array ends where the mapping ends (an access past it
+// faults, and the sanitizer sees it: shared_memory.cpp).
+cudaError_t allocate(void** p, std::size_t bytes) {
+    try {
+        SharedAllocation a = allocateShared(bytes);
+        const std::size_t rounded = (bytes + 255) / 256 * 256;
+        Array array;
+        array.offset = a.bytes - rounded;
+        array.memory = a;
+        std::lock_guard<std::mutex> lock(arrays().mutex);
+        array.id = arrays().nextId++;
+        *p = static_cast<char*>(a.device) + array.offset;
+        arrays().byStart[reinterpret_cast<std::uintptr_t>(*p)] = array;
+        return cudaSuccess;
+    } catch (const Error&) {
+        return cudaErrorMemoryAllocation;
+    }
+}
+
+void release(void* p) {
+    std::lock_guard<std::mutex> lock(arrays().mutex);
+    const auto it = arrays().byStart.find(reinterpret_cast<std::uintptr_t>(p));
+    if (it == arrays().byStart.end()) return;
+    if (it->second.sent) arrays().released.push_back(it->second.id);
+    freeShared(it->second.memory);
+    arrays().byStart.erase(it);
+}
+
+// Installed before any test runs.
+const bool installed = [] {
+    arrayMemory() = ArrayMemory{&allocate, &release};
+    return true;
+}();
+
+// The array holding `p` (the caller holds the lock); null for none.
+Array* arrayOf(const void* p) {
+    const auto at = reinterpret_cast<std::uintptr_t>(p);
+    auto& map = arrays().byStart;
+    auto it = map.upper_bound(at);
+    if (it == map.begin()) return nullptr;
+    --it;
+    const std::uintptr_t base = reinterpret_cast<std::uintptr_t>(it->second.memory.device);
+    return at >= base && at < base + it->second.memory.bytes ? &it->second : nullptr;
+}
+
+// The trace of the calls in the current traceCall window.
+struct Relay {
+    bool open = false;
+    test::TraceLog log;
+    std::vector<std::string> violations;
+};
+
+Relay& relay() {
+    static Relay* const r = new Relay;
+    return *r;
+}
+
+}  // namespace
+
+void putPointer(Writer& w, const void* p) {
+    if (p == nullptr) {
+        w.put(Arg::Null);
+        return;
+    }
+    std::lock_guard<std::mutex> lock(arrays().mutex);
+    Array* a = arrayOf(p);
+    if (a == nullptr) {
+        w.put(Arg::Other);
+        w.put(reinterpret_cast<std::uint64_t>(p));
+        return;
+    }
+    if (!a->sent) {
+        a->sent = true;
+        arrays().fresh.emplace_back(a->id, a->memory.bytes);
+        arrays().freshFds.push_back(a->memory.fd);
+    }
+    w.put(Arg::Device);
+    w.put(a->id);
+    w.put(static_cast<std::uint64_t>(static_cast<const char*>(p) - static_cast<const char*>(a->memory.device)));
+}
+
+void putHostArray(Writer& w, const void* p, std::size_t bytes) {
+    if (p == nullptr) {
+        w.put(Arg::Null);
+        return;
+    }
+    if (bytes > kMessageCap / 2) throw Error("a host array too large to send to the graded process");
+    w.put(Arg::Host);
+    w.put(static_cast<std::uint64_t>(bytes));
+    w.bytes(p, bytes);
+}
+
+std::string send(const std::string& name, const Writer& args) {
+    const int fd = socketFd();
+    Writer head;
+    std::vector<int> fds;
+    {
+        std::lock_guard<std::mutex> lock(arrays().mutex);
+        head.text("call");
+        head.text(name);
+        head.put(static_cast<std::uint32_t>(arrays().released.size()));
+        for (std::uint32_t id : arrays().released) head.put(id);
+        head.put(static_cast<std::uint32_t>(arrays().fresh.size()));
+        for (const auto& [id, bytes] : arrays().fresh) {
+            head.put(id);
+            head.put(bytes);
+        }
+        fds = arrays().freshFds;
+        arrays().released.clear();
+        arrays().fresh.clear();
+        arrays().freshFds.clear();
+    }
+    if (fds.size() > 16) throw Error("a call with more than 16 new arrays (the lab's have at most 5)");
+    const std::string message = head.str() + args.str();
+    if (message.size() > kMessageCap) throw Error("a call too large to send to the graded process");
+    sendMessage(fd, message, fds);
+    const std::string reply = receiveMessage(fd, nullptr, kMessageCap);
+    if (reply.empty())
+        throw Error("the graded process ended during a call of " + name + " (a crash, exit() or a kill)");
+    Reader r(reply);
+    const std::string status = r.text(16);
+    const std::string value = r.text(status == "ok" ? 64 : 4096);
+    std::vector<std::string> violations;
+    const test::TraceLog log = getTrace(r, &violations);
+    Relay& relay_ = relay();
+    for (const std::string& v : violations) relay_.violations.push_back(v);
+    if (relay_.open) {  // the lab's graders make one call per window; more add up
+        test::TraceLog& into = relay_.log;
+        into.traced = log.traced;
+        into.why = log.why;
+        if (into.fault.empty()) into.fault = log.fault;
+        into.kernels.insert(into.kernels.end(), log.kernels.begin(), log.kernels.end());
+        into.hostCopies.insert(into.hostCopies.end(), log.hostCopies.begin(), log.hostCopies.end());
+        into.violations.insert(into.violations.end(), log.violations.begin(), log.violations.end());
+        into.canaryKernels = log.canaryKernels;  // the canaries of each window: the last call's
+        into.canaryCopies = log.canaryCopies;
+        into.copyCalls += log.copyCalls;
+        into.launchCalls += log.launchCalls;
+        into.copyRecords += log.copyRecords;
+    }
+    if (status == "error") throw Error(value);
+    if (status != "ok") throw Error("the graded process's reply is malformed");
+    return value;
+}
+
+void beginRemoteTrace() {
+    relay() = Relay{};
+    relay().open = true;
+}
+
+test::TraceLog endRemoteTrace() {
+    relay().open = false;
+    return std::exchange(relay().log, test::TraceLog{});
+}
+
+std::vector<std::string> takeRemoteViolations() { return std::exchange(relay().violations, {}); }
+
+const char* remoteImplementation(const char* part) {
+    static std::map<std::string, std::string> names;
+    auto it = names.find(part);
+    if (it == names.end()) {
+        it = names.emplace(part, send(std::string(part) + "Implementation", Writer{})).first;
+    }
+    return it->second.c_str();
+}
+
+}  // namespace lab::judge
