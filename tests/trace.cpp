@@ -695,10 +695,12 @@ Check checkTrace(const TraceLog& log, const std::vector<KernelRule>& rules, cons
         return {};
     }
     if (!log.fault.empty()) return failCheck("the launch failed on the GPU (" + log.fault + ") [" + what + "]");
-    if (log.copyRecords < log.copyCalls || static_cast<int>(log.kernels.size()) < log.launchCalls)
+    long long launched = 0;
+    for (const KernelLaunch& k : log.kernels) launched += k.count;
+    if (log.copyRecords < log.copyCalls || launched < log.launchCalls)
         return failCheck("the launch trace saw " + std::to_string(log.copyCalls) + " copies and " +
                          std::to_string(log.launchCalls) + " launches asked for, but only " +
-                         std::to_string(log.copyRecords) + " and " + std::to_string(log.kernels.size()) +
+                         std::to_string(log.copyRecords) + " and " + std::to_string(launched) +
                          " ran on the record: a launch that failed, or tracing switched off or tampered with "
                          "during the call [" + what + "]");
     if (log.canaryKernels != 2 || log.canaryCopies != 2)

@@ -44,14 +44,17 @@ void updateMappings(Reader& r, const std::vector<int>& fds, Mapped& m) {
 }
 
 std::string reply(const std::string& status, const std::string& value, lab::test::TraceLog log) {
-    // Each distinct launch once (what checkTrace looks at: names and shapes):
-    // a sort of many rounds launches thousands alike, too many for a message.
+    // Launches alike folded into one with their count (what checkTrace looks
+    // at: names, shapes, how many): a sort of many rounds launches thousands
+    // alike, too many for a message. The first 100 kinds, the rest counted in the last.
     std::vector<lab::test::KernelLaunch> distinct;
     for (const lab::test::KernelLaunch& k : log.kernels) {
-        const bool seen = std::any_of(distinct.begin(), distinct.end(), [&](const lab::test::KernelLaunch& d) {
+        const auto same = std::find_if(distinct.begin(), distinct.end(), [&](const lab::test::KernelLaunch& d) {
             return d.fullName == k.fullName && d.blocks == k.blocks && d.threads == k.threads;
         });
-        if (!seen && distinct.size() < 100) distinct.push_back(k);
+        if (same != distinct.end()) same->count += k.count;
+        else if (distinct.size() < 100) distinct.push_back(k);
+        else distinct.back().count += k.count;
     }
     log.kernels = std::move(distinct);
     Writer w;

@@ -107,6 +107,7 @@ inline void putTrace(Writer& w, const test::TraceLog& log, const std::vector<std
         w.text(k.fullName);
         w.put(k.blocks);
         w.put(k.threads);
+        w.put(k.count);
     }
     putTexts(w, log.hostCopies);
     putTexts(w, log.violations);
@@ -127,6 +128,7 @@ inline test::TraceLog getTrace(Reader& r, std::vector<std::string>* violations) 
         k.fullName = r.text(4096);
         k.blocks = r.get<long long>();
         k.threads = r.get<int>();
+        k.count = r.get<long long>();
         log.kernels.push_back(k);
     }
     log.hostCopies = getTexts(r);
