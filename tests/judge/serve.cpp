@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <string>
 #include <cstdlib>
 #include <exception>
 
@@ -88,6 +89,13 @@ int serveCalls(int fd) {
             lab::test::traceTestStarted();
             if (it->second.traced) log = lab::test::traceCall([&] { value = it->second.call(r, mapped); });
             else value = it->second.call(r, mapped);
+            // Done means done: the judge reads the outputs once this reply is
+            // sent, and may release arrays this process still runs kernels on
+            // (the trace, when it is on, has waited already; under a sanitizer
+            // it is off).
+            if (const cudaError_t err = cudaDeviceSynchronize(); err != cudaSuccess)
+                throw lab::Error(std::string("the launch failed on the GPU: ") + cudaGetErrorName(err) + " (" +
+                                 cudaGetErrorString(err) + ")");
         } catch (const std::exception& e) {
             status = "error";
             value = e.what();
