@@ -218,8 +218,7 @@ $(BUILD)/$(IMPL)/%.o: %.cu $(BUILD_FLAGS)
 # The trace of the grading's judge: relayed from its graded process (tests/judge/).
 $(OBJ)/judge/tests/trace.o: tests/trace.cpp $(BUILD_FLAGS)
 	@mkdir -p $(@D)
-	$(NVCC) $(HOSTFLAGS) -DLAB_JUDGE $(if $(CUPTI_INC),-I$(CUPTI_INC)) -DLAB_CUPTI_LIB='"$(or $(CUPTI_LIB),libcupti.so)"' \
-	    -c $< -o $@
+	$(NVCC) $(HOSTFLAGS) -DLAB_JUDGE -c $< -o $@
 
 # The graders as the harness links them with a submission: no expected answer
 # computed in the process (LAB_GRADED, tests/test_env.hpp).
@@ -577,7 +576,7 @@ help-instructors:
 	@echo "make check-toolchains the lab built with each CUDA in NVCCS for each GPU in ARCHS, a table (UPDATE_README=1:"
 	@echo "                      into README.md); .ci/fetch-cuda12 first fetches Debian's CUDA 12.4 without root"
 	@echo "grading:   GRADE_OUT=dir TIMEOUT=s TIMEOUT_SCALE=x SANITIZE=0 SANITIZE_JOBS=n SEED=n NO_LARGE=1 GRADE_PARTS=part1,part2 TIMING=1"
-	@echo "           BUDGET=s SANDBOX=0 WORK_ROOT=dir REGRADE=alice,bob GRADE_BASE=dir CASE_JOBS=n GPU_JOBS=n"
+	@echo "           BUDGET=s SANDBOX=0 WORK_ROOT=dir REGRADE=alice,bob GRADE_BASE=dir CASE_JOBS=n GPU_JOBS=n JUDGE=0"
 	@echo "slurm:     make grade-all SCHEDULER=slurm [SLURM_PARTITION=p SLURM_ACCOUNT=a SLURM_TIME=hh:mm:ss SLURM_GRES=gpu:1"
 	@echo "           SLURM_CPUS=n SLURM_OPTS='...' SLURM_WAIT=0]: one array job, a task per submission (README)"
 
