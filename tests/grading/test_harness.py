@@ -935,7 +935,6 @@ class Includes(unittest.TestCase):
             self.assertIn(kit.resolve(), roots)
             self.assertEqual(BUILD.include_problems(dep, work, roots), [f"{tmp}/elsewhere.h"])
 
-
     def test_thrust_and_cub_headers_are_found_however_the_source_spells_them(self):
         # CUB's BlockMergeSort behind a namespace alias: the source never says
         # cub::, the dependency file names the header all the same.
