@@ -346,7 +346,7 @@ $(foreach p,$(PARTS),$(eval $(call part_rules,$(p))))
 # With the trusted host's diagonal search (tests/oracle/oracle_part1.cpp), which
 # the graders' Q1 answers come from: a host test checks it.
 $(BUILD)/test_common: $(TEST_MAIN) $(OBJ)/tests/test_common.o $(OBJ)/tests/oracle/oracle_part1.o $(call objs,part1,OBJS) \
-                      $(COMMON_OBJS)
+                      $(OBJ)/tests/judge/test_wire.o $(COMMON_OBJS)
 	$(LINK) $^ -o $@ $(TEST_LIBS)
 
 $(BUILD)/test_emulator: $(OBJ)/emulator/test_emulator.o $(EMULATOR_OBJS)
@@ -586,7 +586,8 @@ ALL_OBJS := $(COMMON_OBJS) $(TEST_MAIN) $(OBJ)/tests/test_common.o $(OBJ)/tests/
             $(TUNED_TESTS) $(part3_LINK) \
             $(foreach p,$(PARTS),$(OBJ)/tests/oracle/oracle_$(p).o) \
             $(JUDGE_OBJS) $(OBJ)/judge/tests/trace.o \
-            $(foreach p,$(PARTS),$(OBJ)/tests/judge/remote_$(p).o $(OBJ)/tests/judge/serve_$(p).o) $(OBJ)/tests/judge/serve.o
+            $(foreach p,$(PARTS),$(OBJ)/tests/judge/remote_$(p).o $(OBJ)/tests/judge/serve_$(p).o) $(OBJ)/tests/judge/serve.o \
+            $(OBJ)/tests/judge/test_wire.o
 # Emulated: also the emulator's own test, and the device check.
 EMU_OBJS := $(if $(filter 1,$(EMULATE)),$(OBJ)/emulator/test_emulator.o $(DEVICE_CHECKS))
 -include $(ALL_OBJS:.o=.d) $(EMU_OBJS:.o=.d)
