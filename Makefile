@@ -353,8 +353,10 @@ $(BUILD)/test_emulator: $(OBJ)/emulator/test_emulator.o $(EMULATOR_OBJS)
 	$(LINK) $^ -o $@
 
 # The tuned kernels' tests: Part 2's and Part 3's, each where its instructor file is present.
-TUNED_TESTS := $(if $(TUNED),$(OBJ)/tests/reference_test_tuned.o $(TUNED_OBJ) $(call objs,part2,OBJS)) \
-               $(if $(TUNED_SORT),$(OBJ)/tests/reference_test_tuned_sort.o $(TUNED_SORT_OBJ) $(call objs,part3,OBJS))
+# Stripped: in the student copy, which has neither, the line's continuation
+# alone would leave a space, which $(and ...) below takes for something.
+TUNED_TESTS := $(strip $(if $(TUNED),$(OBJ)/tests/reference_test_tuned.o $(TUNED_OBJ) $(call objs,part2,OBJS)) \
+               $(if $(TUNED_SORT),$(OBJ)/tests/reference_test_tuned_sort.o $(TUNED_SORT_OBJ) $(call objs,part3,OBJS)))
 $(BUILD)/test_tuned: $(TEST_MAIN) $(TUNED_TESTS) $(COMMON_OBJS)
 	$(LINK) $^ -o $@ $(TEST_LIBS)
 
