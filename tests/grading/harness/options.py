@@ -30,11 +30,6 @@ CASE_JOBS = 4
 GPU_JOBS = 8
 
 
-def flag_off(name: str, value) -> bool:
-    """True for an explicit 0 (JUDGE=0); unset or 1: False."""
-    return value not in (None, "") and not flag(name, value)
-
-
 class Options:
     def __init__(self, args):
         self.timeout = positive("TIMEOUT", args.timeout) if args.timeout not in (None, "") else None
@@ -63,7 +58,8 @@ class Options:
         # The judge (tests/judge/) owns every test case's arrays and checks
         # them itself; JUDGE=0: the graded process runs the graders itself and
         # hands over its results (the path before the judge, for comparison).
-        self.judge = not flag_off("JUDGE", getattr(args, "judge", None))
+        judge = getattr(args, "judge", None)
+        self.judge = judge in (None, "") or flag("JUDGE", judge)
         self.outputs = [Path(p).resolve() for p in (args.out, args.base) if p]  # never copied into a lab copy
         self.jobs = str(os.cpu_count() or 2)
         # Sanitized runs (one per question and tool) this many at a time.

@@ -165,10 +165,9 @@ class Grading:
                     pass_fds=(judge_end.fileno(), ends[0], ends[1]))
         finally:
             judge_end.close()
+            graded_end.close()  # closed already, unless the judge never started
             for end in ends[:2]:
                 os.close(end)
-            if graded_end.fileno() >= 0:
-                graded_end.close()
         # The graded process ends when the judge's end closes; one that does not is stopped.
         thread.join(5)
         if thread.is_alive() and group:
