@@ -785,6 +785,65 @@ struct TraceOff {
 """
 
 
+# The issue's zero-work submission, where the judge owns the arrays: the
+# skeleton's kernels launched for show, each call's arrays remembered, and at
+# exit every remembered output rewritten with std::merge of its inputs (and a
+# results stream rewritten too, where the process was handed one). The judge
+# reads each output when the call returns, before any exit.
+EXIT_REWRITER = HOST_MERGE + r"""
+#include <cstdlib>
+#include <mutex>
+namespace lab {
+namespace {
+struct Remembered {
+    const int* dA;
+    int nA;
+    const int* dB;
+    int nB;
+    int* dM;
+    long long count;
+};
+std::vector<Remembered>& remembered() {
+    static std::vector<Remembered> calls;
+    return calls;
+}
+void rewriteAll() {
+    for (const Remembered& c : remembered()) {
+        if (cudaGetLastError() != cudaSuccess) return;
+        mergeOnHost(c.dA, c.nA, c.dB, c.nB, c.dM, c.count);
+    }
+}
+}  // namespace
+template <class T>
+void rememberForExit(const T* dA, int nA, const T* dB, int nB, T* dM, long long count) {
+    if constexpr (std::is_same_v<T, int>) {
+        static std::once_flag once;
+        std::call_once(once, [] { std::atexit(rewriteAll); });
+        remembered().push_back({dA, nA, dB, nB, dM, count});
+    }
+}
+}  // namespace lab
+"""
+
+# The same work done by a thread of the submission's own, started when the
+# launcher returns (so that no copy of it falls inside the call), racing the
+# judge's reading of the outputs.
+LATE_WRITER = HOST_MERGE + r"""
+#include <atomic>
+#include <chrono>
+#include <thread>
+namespace lab {
+template <class T>
+void mergeLater(const T* dA, int nA, const T* dB, int nB, T* dM, long long count) {
+    std::thread([=] {
+        std::this_thread::sleep_for(std::chrono::microseconds(30));
+        mergeOnHost(dA, nA, dB, nB, dM, count);
+    }).detach();
+}
+}  // namespace lab
+"""
+
+
 def _with_prelude(text: str, prelude: str) -> str:
     """`prelude` right after the file's first block of #include lines."""
     lines = text.split("\n")
@@ -997,6 +1056,16 @@ ATTACKS = [
     # and would give this Q2 and Q1's GPU tests.
     Attack("trace-env", "Part 1 merged on the host with plain copies, after a static constructor set LAB_TRACE=0",
            lambda lab, skel, ref: {**skel, P1: _part1_on_host(skel[P1], TRACE_ENV, "mergeOnHost")},
+           PART1_ZERO, parts=["part1"]),
+    # The judge: each output is read from the device memory it owns as the
+    # call returns; nothing the process writes afterwards, or at exit, counts.
+    Attack("exit-rewriter", "Part 1's kernels launched for show (the skeleton's), every output rewritten at exit by "
+           "std::merge of its inputs",
+           lambda lab, skel, ref: {**skel, P1: _part1_on_host(skel[P1], EXIT_REWRITER, "rememberForExit")},
+           PART1_ZERO, parts=["part1"]),
+    Attack("late-writer", "Part 1's kernels launched for show, each merge done on the host by a thread that starts "
+           "as the launcher returns, racing the judge's reading",
+           lambda lab, skel, ref: {**skel, P1: _part1_on_host(skel[P1], LATE_WRITER, "mergeLater")},
            PART1_ZERO, parts=["part1"]),
 ]
 

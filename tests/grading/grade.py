@@ -53,8 +53,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--timing", help="1: also time each part's demo against the reference (a note, no points)")
     p.add_argument("--parts", help="comma-separated parts to grade (default all)")
     p.add_argument("--budget", help="seconds of test runs one submission may take in all (default 2400)")
-    p.add_argument("--sandbox", help="0: run without the sandbox (default 1; where none can start, grading "
-                                     "runs without one and says so)")
+    p.add_argument("--sandbox", help="0: no sandbox (default 1); without one nothing is graded, as where none "
+                                     "can start")
+    p.add_argument("--lease-wait", help="seconds a grading waits for a GPU that other gradings hold (default 3600)")
     p.add_argument("--work-root", help="where submissions' copies are made (default: the system's temporary folder)")
     p.add_argument("--regrade", help="grade-all: comma-separated students to grade again")
     p.add_argument("--scheduler", help="grade-all: local (default: one submission per GPU of this machine) or "

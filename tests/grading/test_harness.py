@@ -51,6 +51,7 @@ from harness import sanitizers as SAN  # noqa: E402
 from harness import submission as SUB  # noqa: E402
 from harness import timing as TIMING  # noqa: E402
 from harness.schedulers import gradescope as GS  # noqa: E402
+from harness.schedulers import local as LOCAL  # noqa: E402
 from harness.schedulers import slurm as SLURM  # noqa: E402
 
 TOTAL = course.points(course.load(CT.LAB).code_points())
@@ -442,6 +443,25 @@ class Isolation(unittest.TestCase):
         for run in runs[:-1]:  # the graded run's environment
             self.assertEqual({**run[1], **pipes}, {**graded[1], **pipes})
             self.assertTrue(set(pipes) <= set(run[1]))
+
+    def test_results_are_compared_as_the_test_ends_kept_within_twice_the_trusted_runs(self):
+        trusted = self.dir / "trusted.results"
+        trusted.write_bytes(frames({"a test": [("merged", "i32", ints(1, 2, 3))]}))
+        expected = RS.read_stream(trusted)
+        cap = RUN.results_cap(expected, "a test")
+        self.assertLess(cap, (1 << 20) + 1024)
+        self.assertEqual(RUN.results_cap(None, "a test"), RUN.RESULTS_CAP)
+        g = self.grading(False)
+        for handed, differs in ((ints(1, 2, 3), ""), (ints(1, 2, 4), "at index 2"),
+                                (ints(1) * (cap // 4), "more than 1 MiB of results")):
+            body = (f"os.write(int(os.environ['LAB_RESULTS_FD']), {frames({'a test': [('merged', 'i32', handed)]})!r})\n"
+                    + PASSING)
+            binary = fake_binary(self.dir, body)
+            g.remember(binary)
+            outcome, said = g.run_case(binary, case(), self.dir / "log", 20, expected)
+            self.assertEqual(outcome.status, "passed", outcome.message)
+            self.assertIn(differs, said) if differs else self.assertEqual(said, "")
+            self.assertEqual(list(g.private.iterdir()), [], "results kept after their comparison")
 
     def limited(self, **changes):
         """run_case with the test limits changed (restored at the test's end)."""
@@ -886,11 +906,107 @@ class Archives(unittest.TestCase):
 
 
 class Unsandboxed(unittest.TestCase):
-    def test_grading_without_a_sandbox_needs_sandbox_0_said(self):
+    def test_nothing_is_graded_without_a_sandbox_said_or_not(self):
+        # Outside a sandbox a test can end the harness and write results.json
+        # itself: where none can start, and with SANDBOX=0, grading refuses in one line.
         opts = plain_options(None)
         opts.sandbox = SB.Sandbox(tools=())  # as where no namespace can be made
-        self.assertIn("SANDBOX=0", opts.unsandboxed())
-        self.assertEqual(plain_options("0").unsandboxed(), "")
+        for why in (opts.unsandboxed(), plain_options("0").unsandboxed()):
+            self.assertIn("not graded without a sandbox", why)
+            self.assertIn("results.json", why)
+            self.assertNotIn("\n", why)
+
+    def test_make_grade_sandbox_0_refuses_and_writes_no_grade(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            out = Path(tmp) / "out"
+            args = argparse.Namespace(submission=str(CT.LAB), out=str(out), student=None, base=str(Path(tmp) / "base"))
+            with mock.patch.object(LOCAL, "prepare_base", lambda base, opts, say: base), \
+                    mock.patch.object(LOCAL, "lease", side_effect=AssertionError("no GPU is held to refuse")):
+                status = LOCAL.cmd_grade(args, plain_options("0"))
+            data = json.loads((out / "results.json").read_text())
+        self.assertEqual(status, 2)
+        self.assertIn("NOT GRADED: not graded without a sandbox", data["output"])
+
+
+class GpuLease(unittest.TestCase):
+    """A grading holds its GPU alone, machine-wide (gpus.lease): no classmate's
+    process runs on it meanwhile; a wait or a probe that fails for what the
+    submission did not take is a lab error, never a score."""
+
+    GPUS = [("0", "GPU-lease-test-a"), ("1", "GPU-lease-test-b")]
+
+    def test_one_grading_at_a_time_holds_a_gpu(self):
+        import threading
+        inside, most = [0], [0]
+
+        def one():
+            with GPUS.lease(self.GPUS[:1], 30):
+                inside[0] += 1
+                most[0] = max(most[0], inside[0])
+                time.sleep(0.2)
+                inside[0] -= 1
+
+        threads = [threading.Thread(target=one) for _ in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        self.assertEqual(most[0], 1)
+
+    def test_a_grading_takes_a_gpu_no_other_holds(self):
+        with GPUS.lease(self.GPUS[:1], 5) as first:
+            self.assertEqual(first, {"CUDA_VISIBLE_DEVICES": "0"})
+            with GPUS.lease(self.GPUS, 5) as second:
+                self.assertEqual(second, {"CUDA_VISIBLE_DEVICES": "1"})
+
+    def test_a_gpu_held_too_long_by_others_is_a_lab_error(self):
+        said = []
+        with GPUS.lease(self.GPUS[:1], 5):
+            with self.assertRaisesRegex(GPUS.LabError, "other gradings held"):
+                with GPUS.lease(self.GPUS[:1], 0.3, said.append):
+                    self.fail("leased twice")
+        with self.assertRaisesRegex(GPUS.LabError, "a place of"):
+            with GPUS.place("lease-test", 1), GPUS.place("lease-test", 1, wait=0.3):
+                self.fail("placed twice")
+
+    def test_the_visible_gpus_are_named_by_uuid(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            smi = Path(tmp) / "nvidia-smi"
+            smi.write_text("#!/bin/sh\necho '0, GPU-aaaa-1111'\necho '1, GPU-bbbb-2222'\n")
+            smi.chmod(0o755)
+            env = {"PATH": f"{tmp}:{os.environ['PATH']}"}
+            with mock.patch.dict(os.environ, {**env, "CUDA_VISIBLE_DEVICES": ""}):
+                self.assertEqual(GPUS.visible_gpus(), [("GPU-aaaa-1111", "GPU-aaaa-1111"),
+                                                       ("GPU-bbbb-2222", "GPU-bbbb-2222")])
+            with mock.patch.dict(os.environ, {**env, "CUDA_VISIBLE_DEVICES": "1"}):
+                self.assertEqual(GPUS.visible_gpus(), [("1", "GPU-bbbb-2222")])
+            with mock.patch.dict(os.environ, {**env, "CUDA_VISIBLE_DEVICES": "GPU-aaaa"}):
+                self.assertEqual(GPUS.visible_gpus(), [("GPU-aaaa", "GPU-aaaa-1111")])
+
+    def test_a_probe_that_fails_on_a_listed_gpu_is_a_lab_error_not_no_gpu(self):
+        calls = []
+
+        def probe(base, env, opts):
+            calls.append(env)
+            return False, "no GPU: crashed (SIGABRT)", 0
+
+        with mock.patch.object(GPUS, "probe_gpu", probe), mock.patch.object(GPUS, "PROBE_PAUSE", 0), \
+                mock.patch.object(GPUS, "gpu_listed", lambda: (True, "GPU 0: a GPU")):
+            with self.assertRaisesRegex(GPUS.LabError, "probe failed 3 times"):
+                GPUS.probe_held(Path("/nonexistent"), {"CUDA_VISIBLE_DEVICES": "0"}, None)
+        self.assertEqual(len(calls), GPUS.PROBE_TRIES)
+        with mock.patch.object(GPUS, "probe_gpu", probe), \
+                mock.patch.object(GPUS, "gpu_listed", lambda: (False, "nvidia-smi lists no GPU")):
+            self.assertFalse(GPUS.probe_held(Path("/nonexistent"), {}, None)[0])  # no GPU at all: as before
+
+    def test_a_lab_error_writes_no_score_and_says_grade_again(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            out = Path(tmp) / "out"
+            status = LOCAL.lab_error(CT.LAB, out, plain_options(None), "tester", "the probe failed")
+            data = json.loads((out / "results.json").read_text())
+        self.assertEqual(status, 3)
+        self.assertIn("a lab error, not the submission's", data["output"])
+        self.assertIn("grade it again", data["output"])
 
 
 class Confinement(unittest.TestCase):
@@ -1574,8 +1690,8 @@ class AutograderRouting(unittest.TestCase):
     def test_with_a_gpu_it_grades_as_make_grade_does(self):
         seen = {}
 
-        def grade_probed(submission, out, base, opts, student, gpu):
-            seen.update(submission=submission, base=base, gpu=gpu)
+        def grade_probed(submission, out, base, opts, student, gpu, gpu_env):
+            seen.update(submission=submission, base=base, gpu=gpu, gpu_env=gpu_env)
             results = [JUDGE.QuestionResult(q, {}) for q in CT.all_questions(CT.LAB).values()]
             OUT.write_outputs(out, student, results, [], opts.seed, report=OUT.take_report(submission, out), seconds=3)
             return 0
@@ -1592,13 +1708,15 @@ class AutograderRouting(unittest.TestCase):
                     mock.patch.object(OPT.Options, "unsandboxed", return_value=""):
                 status = self.run_autograder(root, gpu_listed=lambda: (True, "GPU 0: NVIDIA H200"),
                                              prepare_base=lambda base, opts, log: base,
-                                             probe_gpu=lambda base, env, opts=None: (True, "GPU: NVIDIA H200", 1),
+                                             probe_held=lambda base, env, opts: (True, "GPU: NVIDIA H200", 1),
+                                             visible_gpus=lambda: [("0", "GPU-autograder-test")],
                                              grade_probed=grade_probed)
             data = json.loads((root / "results" / "results.json").read_text())
             self.assertTrue((root / "results" / "lab" / "report" / "report.md").is_file())
         self.assertEqual(status, 0)
         self.assertEqual((seen["submission"], seen["base"], seen["gpu"]),
                          (root / "submission", root / "lab-base", "GPU: NVIDIA H200"))
+        self.assertEqual(seen["gpu_env"], {"CUDA_VISIBLE_DEVICES": "0"})  # the GPU it holds (lease)
         gradescope_fields(self, data)
         self.assertNotIn(OUT.PROVISIONAL, data["output"])
         self.assertEqual(data["tests"][-1]["status"], "passed")

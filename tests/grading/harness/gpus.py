@@ -26,6 +26,28 @@ if TYPE_CHECKING:  # for the annotations only
 PROBE_TIMEOUT = 60
 
 
+class LabError(Exception):
+    """A grading that could not run for a reason that is not the submission's
+    (its GPU held elsewhere, the lab's probe failing on a GPU nvidia-smi
+    lists): never a score, always said as such, and graded again later."""
+
+
+# How long a grading waits for its GPU (LEASE_WAIT=s): another grading holds it
+# for that one's whole run (a grading of the reference: about 75 s; one that
+# spends its whole time budget: about an hour).
+LEASE_WAIT = 3600
+
+
+# A place waited for longer than this is a lab error (a place is held by one
+# process of the same grading, itself under a time limit).
+PLACE_WAIT = 1800
+
+
+# The lab's probe, tried again this often (PROBE_PAUSE s apart) before a GPU
+# that nvidia-smi lists is called a lab error.
+PROBE_TRIES, PROBE_PAUSE = 3, 10
+
+
 def probe_gpu(base: Path, env: dict, opts: "Options | None" = None) -> tuple[bool, str, int]:
     """Asks the lab's own test binary (no student code in it) about the GPU;
     with opts, fits their process counts to the GPU's free memory."""
@@ -52,8 +74,82 @@ def large_jobs(gpu_total_mib: int, parts: int) -> int:
     return max(1, min(parts, gpu_total_mib // LARGE_PROCESS_MIB, host_mib // LARGE_PROCESS_MIB))
 
 
+def visible_gpus() -> list[tuple[str, str]]:
+    """The GPUs a grading here may hold: (what CUDA_VISIBLE_DEVICES names it
+    by, its UUID), from nvidia-smi, limited to CUDA_VISIBLE_DEVICES where
+    that is set (by index or UUID, as Slurm and instructors set it); one
+    unnamed GPU where nvidia-smi does not answer."""
+    listed: list[tuple[str, str]] = []
+    smi = shutil.which("nvidia-smi")
+    if smi is not None:
+        try:
+            r = subprocess.run([smi, "--query-gpu=index,uuid", "--format=csv,noheader"], capture_output=True,
+                               text=True, timeout=PROBE_TIMEOUT, stdin=subprocess.DEVNULL)
+            listed = [(i.strip(), u.strip()) for i, _, u in (ln.partition(",") for ln in r.stdout.splitlines())
+                      if u.strip().startswith("GPU-")]
+        except (OSError, subprocess.TimeoutExpired):
+            pass
+    visible = [v.strip() for v in os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",") if v.strip()]
+    if not listed:
+        return [(v, v) for v in visible] or [("", "")]
+    if not visible:
+        return [(uuid, uuid) for _, uuid in listed]
+    found = [next(((v, u) for i, u in listed if v in (i, u) or (v.startswith("GPU-") and u.startswith(v))), (v, v))
+             for v in visible]
+    return found
+
+
 @contextlib.contextmanager
-def place(kind: str, slots: int):
+def lease(gpus: list[tuple[str, str]], wait: float, said=None):
+    """One of `gpus` (visible_gpus) held by this grading alone, machine-wide,
+    from its first process on the GPU to its last: yields the environment
+    that names it. No other grading's process, on this machine and of any
+    user, runs on it meanwhile, so no classmate's test can take its memory or
+    its time. Waited for up to `wait` seconds (`said` hears once that it is
+    waited for); then LabError. Held as a place is (place), by name, but one
+    name per GPU for every user."""
+    started, pause, told = time.monotonic(), 0.05, False
+    while True:
+        for name, uuid in random.sample(gpus, len(gpus)):
+            held = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            try:
+                held.bind(f"\0lab-gpu-lease-{uuid or 'default'}")
+            except OSError:
+                held.close()
+                continue
+            try:
+                yield {"CUDA_VISIBLE_DEVICES": name} if name else {}
+            finally:
+                held.close()
+            return
+        waited = time.monotonic() - started
+        if waited > wait:
+            raise LabError(f"waited {waited:.0f} s for a GPU that other gradings held (LEASE_WAIT={wait:g})")
+        if not told and said is not None and waited > 2:
+            said(f"waiting for a GPU: another grading on this machine holds {'each of ' if len(gpus) > 1 else ''}"
+                 f"{', '.join(u or 'it' for _, u in gpus)}")
+            told = True
+        time.sleep(pause)
+        pause = min(1.0, pause * 1.5)
+
+
+def probe_held(base: Path, gpu_env: dict, opts: "Options") -> tuple[bool, str, int]:
+    """probe_gpu on a GPU this grading holds (lease): where nvidia-smi lists a
+    GPU and the probe still fails (its memory taken by a process that is not
+    a grading's, a driver fault), tried again, then a LabError, never "no GPU"."""
+    ok, line, count = probe_gpu(base, gpu_env, opts)
+    for _ in range(PROBE_TRIES - 1):
+        if ok or not gpu_listed()[0]:
+            break
+        time.sleep(PROBE_PAUSE)
+        ok, line, count = probe_gpu(base, gpu_env, opts)
+    if not ok and gpu_listed()[0]:
+        raise LabError(f"the lab's probe failed {PROBE_TRIES} times on a GPU nvidia-smi lists ({line})")
+    return ok, line, count
+
+
+@contextlib.contextmanager
+def place(kind: str, slots: int, wait: float = PLACE_WAIT):
     """One of `slots` places of `kind` on this machine, shared by every grading
     on it, waited for. "gpu-<UUID>": a process on that GPU (a test, a
     sanitized run, a trusted run), GPU_JOBS of them: the GPU time-slices
@@ -65,8 +161,9 @@ def place(kind: str, slots: int):
     large_jobs of them, taken before its GPU place. A place is a name in
     Linux's abstract socket namespace, held by binding it: nothing on disk,
     gone with the process that held it, and out of a sandbox's reach (its own
-    network namespace has its own names)."""
-    pause = 0.01
+    network namespace has its own names). Waited for up to `wait` seconds,
+    then LabError."""
+    pause, started = 0.01, time.monotonic()
     while True:
         for i in random.sample(range(slots), slots):
             held = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -80,6 +177,8 @@ def place(kind: str, slots: int):
             finally:
                 held.close()
             return
+        if time.monotonic() - started > wait:
+            raise LabError(f"waited {wait:g} s for a place of {kind}")
         time.sleep(pause)
         pause = min(0.2, pause * 1.5)
 

@@ -113,7 +113,7 @@ class QuestionResult:
 def judge_cases(g: Grading, results: list[QuestionResult], large: bool, claims: Claims,
                 trusted: tuple[dict[str, Trusted], res.Stream]) -> None:
     """Each of the tier's claims judged against the trusted run's: its report
-    and its results, compared here (results.compare)."""
+    and what its results differ in (compared as each test ended: run_case)."""
     ends, stream = trusted
     seen: dict[str, Outcome] = {}
     for r in results:
@@ -133,9 +133,8 @@ def judge_cases(g: Grading, results: list[QuestionResult], large: bool, claims: 
                     seen[case.name] = Outcome("not-graded", "not graded: the trusted run handed over no results "
                                                               "for this test (a problem of the lab)")
                 else:
-                    claim, mine = claims[case.name]
-                    differs = res.compare(mine, stream, case.name) if claim.status == "passed" else ""
-                    seen[case.name] = judge(claim, ends.get(case.name), differs)
+                    claim, differs = claims[case.name]
+                    seen[case.name] = judge(claim, ends.get(case.name), differs if claim.status == "passed" else "")
                 o = seen[case.name]
                 g.log(f"  {g.student}: {q.qid} {case.name}: {o.status}{': ' + o.message[:200] if o.message else ''}")
             r.outcomes[case.name] = seen[case.name]

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from . import sandbox as sb
 from .course_table import GradingError, LAB, PARTS
+from .gpus import LEASE_WAIT
 
 if TYPE_CHECKING:  # for the annotations only
     from .course_table import Question, TestCase
@@ -49,7 +50,6 @@ class Options:
         # sets it from the GPU's total memory and the host's).
         self.large_jobs = 1
         sandbox_flag = getattr(args, "sandbox", None)
-        self.sandbox_forced_off = sandbox_flag not in (None, "") and not flag("SANDBOX", sandbox_flag)
         self.sandbox = sb.Sandbox(enabled=sandbox_flag in (None, "") or flag("SANDBOX", sandbox_flag),
                                   hidden=(LAB, *[Path(p).resolve() for p in (args.out, args.base) if p]))
         self.work_root = Path(getattr(args, "work_root", None) or tempfile.gettempdir()).resolve()
@@ -71,6 +71,8 @@ class Options:
         self.trusted_jobs = os.cpu_count() or 2
         # Ordinary test cases at once (1: one test process at a time).
         self.case_jobs = max(1, int(positive("CASE_JOBS", getattr(args, "case_jobs", None) or str(CASE_JOBS))))
+        # How long a grading waits for its GPU while other gradings hold it (lease).
+        self.lease_wait = positive("LEASE_WAIT", getattr(args, "lease_wait", None) or str(LEASE_WAIT))
         self.jobs_asked = {"sanitize": bool(getattr(args, "sanitize_jobs", None)),
                            "case": bool(getattr(args, "case_jobs", None))}
         self.parts = [p for p, _ in PARTS] if not args.parts else args.parts.split(",")
@@ -89,11 +91,15 @@ class Options:
             self.sanitize = False  # said in each report (sanitizer_note)
 
     def unsandboxed(self) -> str:
-        """Why grading refuses to run: no sandbox here and SANDBOX=0 not said; "" when it may run."""
-        if self.sandbox.available or self.sandbox_forced_off:
+        """Why grading refuses to run (one line): no sandbox here, or SANDBOX=0
+        said; "" when a sandbox starts. Without one a test runs as the
+        harness's own user: it can end the harness and write results.json
+        itself, so nothing it could forge is graded (the emulated feedback,
+        never a grade, still runs)."""
+        if self.sandbox.available:
             return ""
-        return (f"no sandbox can start here ({self.sandbox.why}): without one a submission can write anything "
-                "this account can, the results included. SANDBOX=0 grades all the same")
+        return (f"not graded without a sandbox ({self.sandbox.why}): a test outside one runs as the harness's user "
+                "and can end the harness and write results.json itself")
 
     def sanitizer_note(self) -> str:
         if self.sanitize:

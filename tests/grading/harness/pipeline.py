@@ -94,7 +94,7 @@ def run_grading(g: Grading, base: Path, results: dict[str, QuestionResult], trus
     stamps.append(("trusted runs", time.monotonic()))
     oracle.join()
     stamps.append(("tests", time.monotonic()))
-    claims = run_cases(g, by_part, trusted.seconds)
+    claims = run_cases(g, by_part, trusted.seconds, lambda part, large: trusted.part(part, large, gpu_env)[1])
     stamps.append(("sanitizers", time.monotonic()))
     # After the graded runs, never beside them: the GPU time-slices between
     # processes, and sanitized kernels beside a graded test pushed the

@@ -167,6 +167,6 @@ class Collector:
     def finish(self, timeout: float = 30) -> Stream:
         """The results stream, once the pipe is closed (wait)."""
         stream = read_stream(self.wait(timeout))
-        if self.overflow and not stream.problem:
-            stream.problem = f"more than {self.cap >> 20} MiB of results: the rest was not kept"
+        if self.overflow:  # said first: a stream cut at its cap also reads as malformed
+            stream.problem = f"more than {self.cap / (1 << 20):.0f} MiB of results: the rest was not kept"
         return stream

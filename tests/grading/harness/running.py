@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 
 from . import results as res
 from . import sandbox as sb
-from .gpus import place
+from .gpus import LabError, place
 from .processes import LEFT_FILE_CAP, kept_env, run
 from .reports import Outcome, read_report
 
@@ -32,9 +32,18 @@ if TYPE_CHECKING:  # for the annotations only
     from .processes import Run
 
 
-# The most results one graded test process may hand over (bytes): ten times
-# what the reference's largest test case hands over.
+# The most results one test process may hand over (bytes) where no trusted
+# run's are known: ten times what the reference's largest test case hands over.
 RESULTS_CAP = 4 << 30
+
+
+def results_cap(expected: res.Stream | None, name: str) -> int:
+    """What one test case may hand over: twice the trusted run's results for
+    it (known before any test runs) and 1 MiB, or RESULTS_CAP without them.
+    Kept only until it is compared (run_case)."""
+    if expected is None:
+        return RESULTS_CAP
+    return (1 << 20) + 2 * sum(r.size + 64 + len(r.what) for r in expected.tests.get(name, []))
 
 
 @dataclass
@@ -140,13 +149,15 @@ class Grading:
             graded_fds += (ends[2],)
         graded_env = {k: v for k, v in self.env.items() if k not in ("LAB_SEED", "LAB_LARGE")}
         graded_env["LAB_JUDGE_FD"] = str(graded_end.fileno())
-        started, group, graded_run = threading.Event(), [], []
+        started, group, graded_run, lab_errors = threading.Event(), [], [], []
 
         def graded():
             try:
                 graded_run.append(self.sandboxed(cmd, [], limit, log.with_name(log.stem + "-graded.log"), limits,
                                                  env=graded_env, pass_fds=graded_fds,
                                                  started=lambda pid: (group.append(pid), started.set())))
+            except LabError as err:  # never started (no GPU place): the judge's run is not the submission's
+                lab_errors.append(err)
             finally:
                 started.set()
 
@@ -174,6 +185,10 @@ class Grading:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(group[0], signal.SIGKILL)
         thread.join()
+        if lab_errors:
+            for c in collectors:
+                c.wait()
+            raise lab_errors[0]
         return r, (graded_run[0] if graded_run else None), collectors[0], collectors[1], \
             (collectors[2] if log_cap else None)
 
@@ -207,33 +222,42 @@ class Grading:
         except OSError:
             return False
 
-    def run_case(self, binary: Path, case: TestCase, log_path: Path, timeout: float) -> tuple[Outcome, res.Stream]:
+    def run_case(self, binary: Path, case: TestCase, log_path: Path, timeout: float,
+                 expected: res.Stream | None = None) -> tuple[Outcome, str]:
         """One test case in a fresh sandbox: the work copy read-only and no
         folder it may write but its private /tmp; its report and its results go
-        to pipes whose other ends only the harness holds (kept in this
-        grading's private folder; the results judged later against the trusted
-        run's). No file a test leaves is read."""
-        none = res.Stream(self.private / "none", problem="not run")
+        to pipes whose other ends only the harness holds. Its results, kept in
+        this grading's private folder up to results_cap, are compared with the
+        trusted run's (`expected`) at once and dropped: returns how it ended and
+        what differs first ("" when nothing does, or nothing was compared).
+        No file a test leaves is read."""
         left = self.budget.left()
         if left <= 0:
             return Outcome("failed", f"not run: the submission's time budget ({self.opts.budget:g} s, BUDGET) "
-                                       "was spent before this test"), none
+                                       "was spent before this test"), ""
         if not self.binary_intact(binary):
-            return Outcome("failed", "not run: the test binary changed after it was built (by an earlier test?)"), none
+            return Outcome("failed", "not run: the test binary changed after it was built (by an earlier test?)"), ""
         limit = min(timeout, left)
         stem = self.private / f"{hashlib.sha256(case.name.encode()).hexdigest()[:16]}-{binary.name}"
-        if self.opts.judge:
-            r, graded, results, report, _ = self.judged(part_of(binary), case.name, limit, log_path, stem,
-                                                        RESULTS_CAP, LEFT_FILE_CAP)
-            if graded is not None:
-                r.peak_memory = graded.peak_memory
-                r.limit = graded.limit
-        else:
-            r, results, report, _ = self.sandboxed_with_pipes([str(binary), case.name], sb.TEST, limit, log_path, stem,
-                                                              RESULTS_CAP, LEFT_FILE_CAP)
+        cap = results_cap(expected, case.name)
+        try:
+            if self.opts.judge:
+                r, graded, results, report, _ = self.judged(part_of(binary), case.name, limit, log_path, stem,
+                                                            cap, LEFT_FILE_CAP)
+                if graded is not None:
+                    r.peak_memory = graded.peak_memory
+                    r.limit = graded.limit
+            else:
+                r, results, report, _ = self.sandboxed_with_pipes([str(binary), case.name], sb.TEST, limit, log_path,
+                                                                  stem, cap, LEFT_FILE_CAP)
+        except LabError as err:
+            return Outcome("not-graded", f"not graded, a lab error: {err}"), ""
         self.peaks[case.name] = r.peak_memory
         stream = results.finish()
+        differs = res.compare(stream, expected, case.name) if expected is not None else ""
+        stream.path.unlink(missing_ok=True)
         outcome = read_report(report.wait(), case.name, r, limit)
+        report.path.unlink(missing_ok=True)
         if report.overflow:
             outcome = Outcome("failed", f"its report grew past the {LEFT_FILE_CAP >> 20} MiB read of it")
         self.seconds[case.name] = r.seconds
@@ -241,7 +265,7 @@ class Grading:
             outcome.message += " -- last output: " + r.output.strip().splitlines()[-1][:300]
         if not r.timed_out and r.seconds > timeout / 3:
             self.notes.append(f"for a person to look at: {case.name} took {r.seconds:.0f} s of its {timeout:g} s limit")
-        return outcome, stream
+        return outcome, differs
 
 
 def binary_of(work: Path, part: str, judged: bool = False) -> Path:
@@ -255,14 +279,15 @@ def part_of(binary: Path) -> str:
     return binary.name.split("_", 1)[1]
 
 
-Claims = dict[str, tuple[Outcome, res.Stream]]
+Claims = dict[str, tuple[Outcome, str]]
 
 
-def run_cases(g: Grading, parts: dict[str, list[QuestionResult]], expected: dict[str, float]
+def run_cases(g: Grading, parts: dict[str, list[QuestionResult]], expected: dict[str, float], trusted
               ) -> dict[tuple[str, bool], Claims]:
     """Runs every test case of the built `parts`, each in a process of its
-    own: what each claims and the results it handed over, by part, tier and
-    test name (a test tagged with two questions runs once). The ordinary
+    own: what each claims and what its results differ in from the trusted
+    run's (`trusted(part, large)`: that tier's trusted stream), by part, tier
+    and test name (a test tagged with two questions runs once). The ordinary
     cases CASE_JOBS at a time, the longest first (by `expected`, the trusted
     run's seconds); beside them the [large] tier's, one at a time and each
     holding a "large" place (each fills much of the GPU's memory), none
@@ -277,8 +302,11 @@ def run_cases(g: Grading, parts: dict[str, list[QuestionResult]], expected: dict
 
     def run(job):
         part, case, log, timeout = job
-        with place("large", g.opts.large_jobs) if case.large else contextlib.nullcontext():
-            return g.run_case(binary_of(g.work, part, g.opts.judge), case, log, timeout)
+        try:
+            with place("large", g.opts.large_jobs) if case.large else contextlib.nullcontext():
+                return g.run_case(binary_of(g.work, part, g.opts.judge), case, log, timeout, trusted(part, case.large))
+        except LabError as err:
+            return Outcome("not-graded", f"not graded, a lab error: {err}"), ""
 
     ordinary = sorted((j for j in jobs.values() if not j[1].large), key=lambda j: -expected.get(j[1].name, 0))
     big = [j for j in jobs.values() if j[1].large]

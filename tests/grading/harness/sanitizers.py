@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from . import sandbox as sb
+from .gpus import LabError
 from .processes import LEFT_FILE_CAP, LeftFileError, left_text
 from .running import part_of
 
@@ -65,6 +66,20 @@ class SanitizedRuns:
                     self.binaries[qid] = binary
 
 
+# A sanitized run's expected time: its tool's start plus its slowdown times the
+# graded runs of the same cases (their seconds, measured just before), fitted
+# on the reference's gradings on an H200 (README: the cost of grading). Its
+# limit is SANITIZED_LIMIT times that; past SANITIZED_NOTE times, a note.
+SANITIZER_COST = {"memcheck": (20.0, 10.0), "racecheck": (20.0, 10.0), "synccheck": (20.0, 10.0)}
+SANITIZED_LIMIT, SANITIZED_NOTE = 4.0, 2.0
+
+
+def expected_seconds(g: Grading, runs: SanitizedRuns, qid: str, tool: str) -> float:
+    """What `tool` over qid's cases should take, from their graded runs' seconds."""
+    start, slowdown = SANITIZER_COST[tool]
+    return start + slowdown * sum(g.seconds.get(c, 0.0) for c in runs.groups[qid])
+
+
 def sanitize_one(g: Grading, runs: SanitizedRuns, qid: str, tool: str) -> int | None:
     """The errors the tool reported on a question's cases; None when it did not finish, -1 when not run."""
     if g.budget.left() <= 0 or not g.binary_intact(runs.binaries[qid]):
@@ -77,7 +92,23 @@ def sanitize_one(g: Grading, runs: SanitizedRuns, qid: str, tool: str) -> int | 
     # pipe too, and are dropped). Catch2 reads the comma-separated names
     # as "any of these". The log goes to a third pipe: no file on disk.
     sanitizer = ("compute-sanitizer", "--tool", tool, "--log-file", "{log}", "--print-limit", "20", "--padding", "256")
-    limit = min(runs.limits[qid] * 10, max(g.budget.left(), 1))
+    expected = expected_seconds(g, runs, qid, tool)
+    limit = min(runs.limits[qid] * 10, expected * SANITIZED_LIMIT, max(g.budget.left(), 1))
+    try:
+        n = sanitized_run(g, runs, qid, tool, sanitizer, limit, t0)
+        took = time.monotonic() - t0
+        if n is not None and took > expected * SANITIZED_NOTE:
+            g.notes.append(f"for a person to look at: {tool} on {qid}'s tests took {took:.0f} s, where their graded "
+                           f"runs' time predicts about {expected:.0f} s (limit {limit:.0f} s)")
+        return n
+    except LabError as err:
+        g.notes.append(f"{tool} not run on {qid}'s tests, a lab error: {err}")
+        return -1
+
+
+def sanitized_run(g: Grading, runs: SanitizedRuns, qid: str, tool: str, sanitizer: tuple[str, ...], limit: float,
+                  t0: float) -> int | None:
+    """sanitize_one's run of `tool` over qid's cases, its log read."""
     if g.opts.judge:  # the sanitizer over the graded process; the judge beside it, told so
         judge_run, r, results, report, log_pipe = g.judged(
             part_of(runs.binaries[qid]), ",".join(runs.groups[qid]), limit, g.logs / f"{qid}-{tool}.out",

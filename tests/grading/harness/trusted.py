@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from . import results as res
 from .course_table import LAB, read_points, read_test_cases
-from .gpus import gpu_place, place
+from .gpus import LabError, gpu_place, place
 from .outputs import say
 from .processes import describe_exit, run, test_env
 from .reports import read_report_ends
@@ -107,10 +107,14 @@ class TrustedRuns:
             env = {**test_env(self.opts, gpu_env), "LAB_TRACE": "0", "LAB_CONFINE": "0", "LAB_REPORT": str(report),
                    "LAB_RESULTS_FD": str(sink.fileno())}
             limit = self.limit(part, case)
-            with place("large", self.opts.large_jobs) if case.large else contextlib.nullcontext(), \
-                    place(gpu_place(self.base, gpu_env), self.opts.gpu_jobs):
-                r = run([str(self.base / "build" / "oracle" / f"test_{part}"), case.name],
-                          self.base, limit, env=env, log=self.logs / name, pass_fds=(sink.fileno(),))
+            try:
+                with place("large", self.opts.large_jobs) if case.large else contextlib.nullcontext(), \
+                        place(gpu_place(self.base, gpu_env), self.opts.gpu_jobs):
+                    r = run([str(self.base / "build" / "oracle" / f"test_{part}"), case.name],
+                              self.base, limit, env=env, log=self.logs / name, pass_fds=(sink.fileno(),))
+            except LabError as err:  # no trusted results for it: its test is not graded, a lab error
+                say(f"warning: the trusted run of {part}'s {case.name!r} did not start: {err}")
+                return {}, res.Stream(stream, problem=str(err))
         self.seconds[case.name] = r.seconds
         if r.returncode not in (0, 1):
             say(f"warning: the trusted run of {part}'s {case.name!r} {describe_exit(r, limit)} "

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 from ..building import (BUILD_JOB_BYTES, build_emulated, copy_lab, place_files, prepare_base,
                         prepare_emulated_base, verify_base)
 from ..course_table import GRADING, GradingError, LAB, PARTS, all_questions, read_documents, read_manifest
-from ..gpus import gpu_listed, probe_gpu
+from ..gpus import gpu_listed, lease, probe_held, visible_gpus
 from ..judging import QuestionResult
 from ..options import flag
 from ..outputs import (feedback_json, feedback_table, fresh_logs, report_note, report_test, say, take_report,
@@ -191,13 +191,14 @@ def cmd_autograder(args, opts: Options) -> int:
         elif listed:
             try:
                 base = prepare_base(Path(args.base).resolve(), opts, say)
-                ok, gpu, _ = probe_gpu(base, {}, opts)
+                with lease(visible_gpus(), opts.lease_wait, say) as gpu_env:
+                    ok, gpu, _ = probe_held(base, gpu_env, opts)
+                    if ok and not opts.unsandboxed():
+                        status = grade_probed(submission, out, base, opts, "gradescope", gpu, gpu_env)
+                        shutil.copyfile(out / "results.json", final)
+                        return status
             except GradingError as err:
                 ok, gpu = False, f"{why}, but the lab does not build for it: {str(err).splitlines()[0]}"
-            if ok and not opts.unsandboxed():
-                status = grade_probed(submission, out, base, opts, "gradescope", gpu)
-                shutil.copyfile(out / "results.json", final)
-                return status
             why = gpu if not ok else f"a GPU is here, but grading needs a sandbox: {opts.unsandboxed()}"
         say(f"no GPU grading here ({why}): provisional feedback from the CPU emulator (LAB_SEED={opts.seed})")
         if not args.budget:

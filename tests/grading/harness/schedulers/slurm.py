@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 
 from ..building import verify_base
 from ..course_table import GRADING, GradingError
-from ..gpus import probe_gpu
+from ..gpus import LabError, lease, probe_held, visible_gpus
 from ..gradebook import roster_of, still_to_grade, write_gradebook
 from ..options import flag
 from ..outputs import refuse, say, take_report, write_atomically
@@ -183,17 +183,22 @@ def cmd_grade_task(args, opts: Options) -> int:
     if not (base / ".ready").exists():  # built by the submitting host; never by many tasks at once
         raise GradingError(f"task {index}: no base build in {base}")
     verify_base(base)
-    ok, gpu, _ = probe_gpu(base, {}, opts)
     host = os.uname().nodename
-    why = f"{gpu} (Slurm node {host})" if not ok else opts.unsandboxed()
-    if why:
-        data = refuse(grades / student, student, why, opts.seed, take_report(Path(path), grades / student))
-        data["refused"] = why
-        say(f"{student}: {why}; score 0 on {host}")
-    else:
-        say(f"{student}: grading on {host}, {gpu[5:]}")
-        t0 = time.monotonic()
-        data = grade_one(Path(path), grades / student, base, opts, student, say, {})
-        say(f"{student}: {data['score']:g} in {time.monotonic() - t0:.0f} s")
+    try:
+        with lease(visible_gpus(), opts.lease_wait, say) as gpu_env:
+            ok, gpu, _ = probe_held(base, gpu_env, opts)
+            why = f"{gpu} (Slurm node {host})" if not ok else opts.unsandboxed()
+            if why:
+                data = refuse(grades / student, student, why, opts.seed, take_report(Path(path), grades / student))
+                data["refused"] = why
+                say(f"{student}: {why}; score 0 on {host}")
+            else:
+                say(f"{student}: grading on {host}, {gpu[5:]}")
+                t0 = time.monotonic()
+                data = grade_one(Path(path), grades / student, base, opts, student, say, gpu_env)
+                say(f"{student}: {data['score']:g} in {time.monotonic() - t0:.0f} s")
+    except LabError as err:  # no record: the gathering says the task left none, and a rerun grades it
+        say(f"{student}: NOT GRADED on {host}, a lab error: {err}")
+        return 3
     write_atomically(grades / TASKS_DIR / f"{student}.json", json.dumps(data))
     return 0
