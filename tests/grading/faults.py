@@ -348,6 +348,25 @@ struct Hog {
 }  // namespace
 """
 
+# A classmate's hog: every test process holds all of the GPU's free memory but
+# 256 MiB for 20 s before its tests (selftest's grading beside a hog).
+GPU_HOG = r"""
+#include <cuda_runtime_api.h>
+#include <chrono>
+#include <thread>
+namespace {
+struct GpuHog {
+    GpuHog() {
+        size_t free = 0, total = 0;
+        if (cudaMemGetInfo(&free, &total) != cudaSuccess) return;
+        void* p = nullptr;
+        if (free > (size_t(256) << 20)) cudaMalloc(&p, free - (size_t(256) << 20));
+        std::this_thread::sleep_for(std::chrono::seconds(20));
+    }
+} gpuHog;
+}  // namespace
+"""
+
 # A test process that takes what it can of the machine before the tests:
 # threads until one cannot start, /tmp and /dev/shm until they are full, then
 # 16 GiB of host memory, touched. Its limits stop it (sandbox.TEST): the

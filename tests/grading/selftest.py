@@ -10,8 +10,10 @@ edits; the other parts are the reference's, graded once with it.
 from __future__ import annotations
 
 import argparse
+import ctypes
 import json
 import shutil
+import subprocess
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -23,7 +25,7 @@ import faults as F  # noqa: E402
 import grade as G  # noqa: E402
 from harness.building import prepare_base, prepare_work, tree_hash, verify_base  # noqa: E402
 from harness.course_table import GradingError, LAB, PARTS, all_questions  # noqa: E402
-from harness.gpus import probe_gpu  # noqa: E402
+from harness.gpus import lease, probe_gpu, visible_gpus  # noqa: E402
 from harness.options import Options  # noqa: E402
 from harness.pipeline import grade_one  # noqa: E402
 from harness.running import Grading  # noqa: E402
@@ -40,6 +42,10 @@ def main() -> int:
     p.add_argument("--no-class", action="store_true", help="leave out the class of four graded with grade-all")
     p.add_argument("--no-large", action="store_true", help="leave out the [large] tier (faster; the index32 faults "
                                                          "then grade full)")
+    p.add_argument("--beside-hog", action="store_true", help="also grade the reference (make grade) while another "
+                   "make grade's tests hold the GPU's memory: full marks, on this machine's GPUs")
+    p.add_argument("--class-size", type=int, default=0, help="also grade a class of this many (references, faults, "
+                   "the skeleton, attacks) with make grade-all, sanitizers on: students per GPU-hour")
     args = p.parse_args()
     out = Path(args.out).resolve()
     if out.exists():
@@ -102,11 +108,15 @@ def main() -> int:
 
     rows, failures = [], 0
     trusted = TrustedRuns(base, options(None, False), out / "trusted-logs")  # one seed: one trusted run for all
+    pcie = PcieBytes()
     for (name, _, expect, parts, sanitize), (folder, work) in zip(cases, built):
         t1 = time.monotonic()
         timing = args.timing and name == "reference"
-        data = grade_one(folder, out / "results" / name, base, options(parts, sanitize, timing), name,
-                           lambda m: None, {}, work=work, trusted=trusted)
+        before = pcie.read()
+        with lease(visible_gpus()[:1], 3600) as gpu_env:  # as make grade holds its GPU
+            data = grade_one(folder, out / "results" / name, base, options(parts, sanitize, timing), name,
+                             lambda m: None, gpu_env, work=work, trusted=trusted)
+        moved = pcie.since(before)
         if timing:
             note = json.loads((out / "results" / name / "results.json").read_text())["output"]
             print("\n".join(line for line in note.splitlines() if line.startswith("speed")))
@@ -120,12 +130,16 @@ def main() -> int:
             good = F.judge(want, score, q.points)
             failures += not good
             verdicts.append(f"{qid} {score:g}/{q.points:g} {want}{'' if good else ' WRONG'}")
-        rows.append(f"{name:<16} {time.monotonic() - t1:6.0f} s  " + ", ".join(verdicts))
+        rows.append(f"{name:<16} {time.monotonic() - t1:6.0f} s {moved} " + ", ".join(verdicts))
         print(rows[-1], flush=True)
     trusted.close()
     failures += check_no_side_effects(out, base, lab_before, cases)
     if not args.no_class:
         failures += grade_a_class(out, base, options(None, False), reference, skeleton)
+    if args.beside_hog:
+        failures += grade_beside_a_hog(out, base, args.arch, reference)
+    if args.class_size:
+        failures += grade_a_large_class(out, base, args.arch, args.class_size, reference, skeleton)
     print(f"\n{len(cases)} submissions graded; {failures} question(s) or check(s) other than expected")
     return 1 if failures else 0
 
@@ -194,6 +208,133 @@ def grade_a_class(out: Path, base: Path, opts, reference: dict, skeleton: dict) 
     for name, reason in reasons.items():
         print(f"  {name}'s Q1: {reason}")
     return 0 if ok else 1
+
+class PcieBytes:
+    """NVML's PCIe byte counters of the first GPU (the driver's field values
+    NVML_FI_DEV_PCIE_COUNT_TX_BYTES 151 and _RX_BYTES 152, as nvml.h numbers
+    them), read around each grading: what crossed between host and GPU. ""
+    where NVML or the fields are not there."""
+
+    class Field(ctypes.Structure):
+        _fields_ = [("fieldId", ctypes.c_uint), ("scopeId", ctypes.c_uint), ("timestamp", ctypes.c_longlong),
+                    ("latencyUsec", ctypes.c_longlong), ("valueType", ctypes.c_int), ("nvmlReturn", ctypes.c_int),
+                    ("value", ctypes.c_ulonglong)]
+
+    def __init__(self):
+        self.nvml = self.handle = None
+        try:
+            self.nvml = ctypes.CDLL("libnvidia-ml.so.1")
+            self.handle = ctypes.c_void_p()
+            if self.nvml.nvmlInit_v2() != 0 or self.nvml.nvmlDeviceGetHandleByIndex_v2(0, ctypes.byref(self.handle)):
+                self.nvml = None
+        except OSError:
+            self.nvml = None
+
+    def read(self) -> tuple[int, int] | None:
+        if self.nvml is None:
+            return None
+        fields = (self.Field * 2)()
+        fields[0].fieldId, fields[1].fieldId = 151, 152
+        if self.nvml.nvmlDeviceGetFieldValues(self.handle, 2, fields) != 0 or any(f.nvmlReturn for f in fields):
+            return None
+        return fields[0].value, fields[1].value
+
+    def since(self, before) -> str:
+        after = self.read()
+        if before is None or after is None:
+            return ""
+        tx, rx = ((a - b) % (1 << 32) if a < b else a - b for a, b in zip(after, before))
+        return f"[PCIe tx {tx >> 20} MiB rx {rx >> 20} MiB]"
+
+
+def grade_command(base: Path, arch: str, submission: Path, out: Path, *more: str) -> list[str]:
+    """make grade's command line for `submission`, results into `out`."""
+    return [sys.executable, str(LAB / "tests" / "grading" / "grade.py"), "grade", "--base", str(base), "--arch", arch,
+            "--seed", "20121125", "--out", str(out), "--work-root", str(out.parent), "--submission", str(submission),
+            *more]
+
+
+def write_files(folder: Path, files: dict) -> Path:
+    for rel, text in files.items():
+        (folder / rel).parent.mkdir(parents=True, exist_ok=True)
+        (folder / rel).write_text(text)
+    return folder
+
+
+def grade_beside_a_hog(out: Path, base: Path, arch: str, reference: dict) -> int:
+    """Two make grades at once: a classmate whose every test process holds all
+    of the GPU's free memory for 20 s (Part 1, sanitizers off), and the
+    reference (every part, sanitizers on) started 5 s later. The reference
+    must get full marks: it waits for the GPU the hog's grading holds, or
+    takes another."""
+    hog = write_files(out / "beside" / "hog", {**reference, F.P1: F._with_prelude(reference[F.P1], F.GPU_HOG)})
+    honest = write_files(out / "beside" / "honest", reference)
+    started = time.monotonic()
+    first = subprocess.Popen(grade_command(base, arch, hog, out / "beside" / "hog-grade", "--parts", "part1",
+                                           "--sanitize", "0"),
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    time.sleep(5)
+    second = subprocess.run(grade_command(base, arch, honest, out / "beside" / "honest-grade"),
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    honest_seconds = time.monotonic() - started
+    first_out = first.communicate()[0]
+    table = course.load(LAB)
+    full = table.code_points() + table.code_points(bonus=True)
+    scores = {}
+    for name in ("hog", "honest"):
+        path = out / "beside" / f"{name}-grade" / "summary.json"
+        scores[name] = json.loads(path.read_text())["score"] if path.exists() else None
+    waited = "waiting for a GPU" in second.stdout
+    ok = second.returncode == 0 and scores["honest"] is not None and abs(scores["honest"] - full) < 1e-6
+    print(f"beside a GPU-memory hog ({len(visible_gpus())} GPU(s)): the reference {scores['honest']} of "
+          f"{course.points(full)} after {honest_seconds:.0f} s ({'waited for' if waited else 'did not wait for'} "
+          f"the hog's grading), the hog {scores['hog']} (exit {first.returncode}): {'ok' if ok else 'WRONG'}")
+    if not ok:
+        print("  " + "\n  ".join((second.stdout + first_out).splitlines()[-30:]))
+    return 0 if ok else 1
+
+
+def grade_a_large_class(out: Path, base: Path, arch: str, size: int, reference: dict, skeleton: dict) -> int:
+    """make grade-all of a class of `size` with the default options
+    (sanitizers on) on this machine's GPUs: two skeletons, two attacks, four
+    planted faults, the rest the reference; students per GPU-hour and where
+    the time went. The references must get full marks."""
+    cls = out / "large-class"
+    attacks = {a.name: a for a in F.ATTACKS}
+    members: dict[str, dict] = {"skeleton-1": skeleton, "skeleton-2": skeleton}
+    members["exit-rewriter"] = attacks["exit-rewriter"].make(LAB, skeleton, reference)
+    members["cub-alias"] = attacks["cub-alias"].make(LAB, skeleton, reference)
+    for f in [f for f in F.FAULTS if not f.parts][:4]:
+        members[f"fault-{f.name}"] = F.apply(f, reference)
+    for i in range(size - len(members)):
+        members[f"reference-{i + 1}"] = reference
+    for name, files in members.items():
+        (cls / name).mkdir(parents=True, exist_ok=True)
+        write_files(cls / name, files)
+    grades = out / "large-class-grades"
+    gpus = len(visible_gpus())
+    started = time.monotonic()
+    status = G.main(["grade-all", "--submissions", str(cls), "--out", str(grades), "--seed", "20121125",
+                     "--arch", arch, "--work-root", str(out / "work"), "--base", str(base)])
+    seconds = time.monotonic() - started
+    table = course.load(LAB)
+    full = table.code_points() + table.code_points(bonus=True)
+    summaries = {n: json.loads((grades / n / "summary.json").read_text()) for n in members
+                 if (grades / n / "summary.json").exists()}
+    wrong = [n for n in members if n.startswith("reference-") and
+             abs(summaries.get(n, {}).get("score", -1) - full) > 1e-6]
+    phases: dict[str, float] = {}
+    for n in summaries:
+        for line in (grades / n / "logs" / "phases.tsv").read_text().splitlines():
+            name, sec = line.split("\t")
+            phases[name] = phases.get(name, 0.0) + float(sec)
+    graded = len(summaries)
+    print(f"grade-all, a class of {size} on {gpus} GPU(s), sanitizers on: {graded} graded in {seconds:.0f} s, "
+          f"{graded / (seconds / 3600) / gpus:.0f} students per GPU-hour; summed over the gradings: "
+          + ", ".join(f"{k} {v:.0f} s" for k, v in phases.items())
+          + (f"; references not full: {wrong}" if wrong else ""))
+    return 0 if status == 0 and not wrong and graded == size else 1
+
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -107,7 +107,9 @@ def run_grading(g: Grading, base: Path, results: dict[str, QuestionResult], trus
             judge_cases(g, by_part[part], large, claims[(part, large)], trusted.part(part, large, gpu_env))
     stamps.append(("", time.monotonic()))
     g.log(f"  {g.student}: trusted runs: {trusted.summary()}")
-    g.log(f"  {g.student}: " + ", ".join(f"{name} {b - a:.0f} s" for (name, a), (_, b) in zip(stamps, stamps[1:])))
+    phases = [(name, b - a) for (name, a), (_, b) in zip(stamps, stamps[1:])]
+    g.log(f"  {g.student}: " + ", ".join(f"{name} {sec:.0f} s" for name, sec in phases))
+    (g.logs / "phases.tsv").write_text("".join(f"{name}\t{sec:.1f}\n" for name, sec in phases))
     notes += g.notes
     if opts.large_off:
         notes.append(f"the [large] tier is {opts.large_off}")

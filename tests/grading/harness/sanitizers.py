@@ -97,6 +97,8 @@ def sanitize_one(g: Grading, runs: SanitizedRuns, qid: str, tool: str) -> int | 
     try:
         n = sanitized_run(g, runs, qid, tool, sanitizer, limit, t0)
         took = time.monotonic() - t0
+        with open(g.logs / "sanitizer-times.tsv", "a") as f:  # for a person fitting SANITIZER_COST
+            f.write(f"{qid}\t{tool}\t{len(runs.groups[qid])}\t{took:.1f}\t{expected:.1f}\t{limit:.0f}\n")
         if n is not None and took > expected * SANITIZED_NOTE:
             g.notes.append(f"for a person to look at: {tool} on {qid}'s tests took {took:.0f} s, where their graded "
                            f"runs' time predicts about {expected:.0f} s (limit {limit:.0f} s)")
