@@ -303,7 +303,7 @@ def grade_a_large_class(out: Path, base: Path, arch: str, size: int, reference: 
     attacks = {a.name: a for a in F.ATTACKS}
     members: dict[str, dict] = {"skeleton-1": skeleton, "skeleton-2": skeleton}
     members["exit-rewriter"] = attacks["exit-rewriter"].make(LAB, skeleton, reference)
-    members["cub-alias"] = attacks["cub-alias"].make(LAB, skeleton, reference)
+    members["host-pool"] = attacks["host-pool"].make(LAB, skeleton, reference)
     for f in [f for f in F.FAULTS if not f.parts][:4]:
         members[f"fault-{f.name}"] = F.apply(f, reference)
     for i in range(size - len(members)):
@@ -329,6 +329,12 @@ def grade_a_large_class(out: Path, base: Path, arch: str, size: int, reference: 
             name, sec = line.split("\t")
             phases[name] = phases.get(name, 0.0) + float(sec)
     graded = len(summaries)
+    for n in summaries:
+        traffic = grades / n / "logs" / "pcie.tsv"
+        noted = "may compute on the host" in (grades / n / "results.json").read_text()
+        print(f"  {n}: {summaries[n]['score']:g}" + (", PCIe " + ", ".join(
+            f"{k} {int(v) >> 20} MiB" for k, v in (ln.split("\t") for ln in traffic.read_text().splitlines()))
+            if traffic.exists() else "") + (" (noted: host traffic)" if noted else ""))
     print(f"grade-all, a class of {size} on {gpus} GPU(s), sanitizers on: {graded} graded in {seconds:.0f} s, "
           f"{graded / (seconds / 3600) / gpus:.0f} students per GPU-hour; summed over the gradings: "
           + ", ".join(f"{k} {v:.0f} s" for k, v in phases.items())

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .building import BINARY_CAP, build_part, prepare_work, suspicious_symbols
+from . import pcie
 from .course_table import LAB, PARTS, all_questions, read_documents, read_manifest
 from .gpus import gpu_place, gpu_view
 from .judging import QuestionResult, judge_cases
@@ -94,7 +95,10 @@ def run_grading(g: Grading, base: Path, results: dict[str, QuestionResult], trus
     stamps.append(("trusted runs", time.monotonic()))
     oracle.join()
     stamps.append(("tests", time.monotonic()))
+    uuid = g.gpu_place[len("gpu-"):]
+    before = pcie.read(uuid)
     claims = run_cases(g, by_part, trusted.seconds, lambda part, large: trusted.part(part, large, gpu_env)[1])
+    notes += host_traffic(pcie.since(uuid, before), trusted.pcie.get(gpu_env.get("CUDA_VISIBLE_DEVICES", "")), g)
     stamps.append(("sanitizers", time.monotonic()))
     # After the graded runs, never beside them: the GPU time-slices between
     # processes, and sanitized kernels beside a graded test pushed the
@@ -118,6 +122,26 @@ def run_grading(g: Grading, base: Path, results: dict[str, QuestionResult], trus
         g.log(f"  {g.student}: timing the demos")
         notes.append(time_submission(g, built))
     return notes
+
+
+# The test phase's PCIe bytes, as a fraction of the trusted runs' (which move
+# every array to the host and back), past which a person is asked to look:
+# measured on the reference (README: the cost of grading).
+HOST_TRAFFIC_NOTE = 0.6
+
+
+def host_traffic(tests: int | None, trusted: int | None, g: Grading) -> list[str]:
+    """A note when the graded tests moved nearly as much between host and GPU
+    as the trusted runs, which compute every answer on the host (pcie.py);
+    the bytes go to the grading's log either way."""
+    if tests is None or not trusted:
+        return []
+    (g.logs / "pcie.tsv").write_text(f"tests\t{tests}\ntrusted runs\t{trusted}\n")
+    if tests <= HOST_TRAFFIC_NOTE * trusted:
+        return []
+    return [f"for a person to look at: the graded tests moved {tests >> 20} MiB between host and GPU, "
+            f"{100 * tests / trusted:.0f}% of what the trusted runs moved computing every answer on the host "
+            f"(honest code: well under {100 * HOST_TRAFFIC_NOTE:.0f}%); the submission may compute on the host"]
 
 
 def build_parts(g: Grading, base: Path, results: dict[str, QuestionResult], notes: list[str]) -> list[str]:

@@ -13,6 +13,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from . import pcie
 from . import results as res
 from .course_table import LAB, read_points, read_test_cases
 from .gpus import LabError, gpu_place, place
@@ -38,6 +39,7 @@ class TrustedRuns:
         self.results: dict[tuple, tuple[dict[str, Trusted], res.Stream]] = {}  # (part, large, GPU)
         self.seconds: dict[str, float] = {}  # each test case's trusted run
         self.wall: dict[str, float] = {}  # per GPU, for the grading's log
+        self.pcie: dict[str, int | None] = {}  # per GPU: bytes its trusted runs moved over PCIe (pcie.py)
         # The trusted results, where no sandboxed process can see them.
         self.private = Path(tempfile.mkdtemp(prefix="lab-trusted-", dir=opts.work_root))
 
@@ -77,6 +79,8 @@ class TrustedRuns:
         first: the runs take about their longest case, not a part's sum."""
         started = time.monotonic()
         gpu = gpu_env.get("CUDA_VISIBLE_DEVICES", "")
+        uuid = gpu_place(self.base, gpu_env)[len("gpu-"):]
+        moved = pcie.read(uuid)
         jobs = [(part, c) for part in parts for c in read_test_cases(LAB, part) if self.opts.large or not c.large]
         jobs.sort(key=lambda job: (not job[1].large, -self.limit(*job)))
         with ThreadPoolExecutor(max_workers=max(1, self.opts.trusted_jobs)) as pool:
@@ -97,6 +101,7 @@ class TrustedRuns:
                                     shutil.copyfileobj(f, out)
                 self.results[(part, large, gpu)] = (ends, res.read_stream(combined))
         self.wall[gpu] = time.monotonic() - started
+        self.pcie[gpu] = pcie.since(uuid, moved)
 
     def _process(self, part: str, case: TestCase, stem: str, gpu_env: dict) -> tuple[dict[str, Trusted], res.Stream]:
         """One trusted process running one test case: how it ended, and its results."""

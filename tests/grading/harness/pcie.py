@@ -1,0 +1,57 @@
+"""What crossed PCIe between the host and a GPU, from NVML's byte counters
+(nvmlDeviceGetFieldValues, NVML_FI_DEV_PCIE_COUNT_TX_BYTES and _RX_BYTES),
+read outside every graded process. A grading holds its GPU alone (lease), so
+the bytes of its test phase are its own: the judge's copies of the arrays,
+each process's start, and whatever a submission moved itself. The trusted
+runs (the oracle, which computes every answer on the host) move each array
+down and up again; honest code does not."""
+
+from __future__ import annotations
+
+import ctypes
+import threading
+
+FIELD_TX, FIELD_RX = 197, 198  # nvml.h's NVML_FI_DEV_PCIE_COUNT_TX_BYTES, _RX_BYTES
+
+
+class _Field(ctypes.Structure):
+    _fields_ = [("fieldId", ctypes.c_uint), ("scopeId", ctypes.c_uint), ("timestamp", ctypes.c_longlong),
+                ("latencyUsec", ctypes.c_longlong), ("valueType", ctypes.c_int), ("nvmlReturn", ctypes.c_int),
+                ("value", ctypes.c_ulonglong)]
+
+
+_nvml, _lock = [], threading.Lock()
+
+
+def _library():
+    """libnvidia-ml, initialised once; None where the driver has none."""
+    with _lock:
+        if not _nvml:
+            try:
+                lib = ctypes.CDLL("libnvidia-ml.so.1")
+                _nvml.append(lib if lib.nvmlInit_v2() == 0 else None)
+            except OSError:
+                _nvml.append(None)
+        return _nvml[0]
+
+
+def read(uuid: str) -> int | None:
+    """Bytes the GPU `uuid` ("GPU-...") sent and received over PCIe so far
+    (counters the driver keeps since it loaded), or None where NVML cannot say."""
+    lib = _library()
+    if lib is None or not uuid.startswith("GPU-"):
+        return None
+    handle = ctypes.c_void_p()
+    if lib.nvmlDeviceGetHandleByUUID(uuid.encode(), ctypes.byref(handle)) != 0:
+        return None
+    fields = (_Field * 2)()
+    fields[0].fieldId, fields[1].fieldId = FIELD_TX, FIELD_RX
+    if lib.nvmlDeviceGetFieldValues(handle, 2, fields) != 0 or any(f.nvmlReturn for f in fields):
+        return None
+    return fields[0].value + fields[1].value
+
+
+def since(uuid: str, before: int | None) -> int | None:
+    """Bytes moved since `before` (read), or None."""
+    after = read(uuid)
+    return None if before is None or after is None else max(0, after - before)
