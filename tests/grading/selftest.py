@@ -10,7 +10,6 @@ edits; the other parts are the reference's, graded once with it.
 from __future__ import annotations
 
 import argparse
-import ctypes
 import json
 import shutil
 import subprocess
@@ -27,6 +26,7 @@ from harness.building import prepare_base, prepare_work, tree_hash, verify_base 
 from harness.course_table import GradingError, LAB, PARTS, all_questions  # noqa: E402
 from harness.gpus import lease, probe_gpu, visible_gpus  # noqa: E402
 from harness.options import Options  # noqa: E402
+from harness.pcie import Meter  # noqa: E402
 from harness.pipeline import grade_one  # noqa: E402
 from harness.running import Grading  # noqa: E402
 from harness.trusted import TrustedRuns  # noqa: E402
@@ -108,15 +108,13 @@ def main() -> int:
 
     rows, failures = [], 0
     trusted = TrustedRuns(base, options(None, False), out / "trusted-logs")  # one seed: one trusted run for all
-    pcie = PcieBytes()
     for (name, _, expect, parts, sanitize), (folder, work) in zip(cases, built):
         t1 = time.monotonic()
         timing = args.timing and name == "reference"
-        before = pcie.read()
-        with lease(visible_gpus()[:1], 3600) as gpu_env:  # as make grade holds its GPU
+        with lease(visible_gpus()[:1], 3600) as gpu_env, Meter(visible_gpus()[0][1]) as meter:  # as make grade
             data = grade_one(folder, out / "results" / name, base, options(parts, sanitize, timing), name,
                              lambda m: None, gpu_env, work=work, trusted=trusted)
-        moved = pcie.since(before)
+        moved = f"[PCIe {meter.bytes >> 20} MiB]" if meter.bytes is not None else ""
         if timing:
             note = json.loads((out / "results" / name / "results.json").read_text())["output"]
             print("\n".join(line for line in note.splitlines() if line.startswith("speed")))
@@ -130,6 +128,12 @@ def main() -> int:
             good = F.judge(want, score, q.points)
             failures += not good
             verdicts.append(f"{qid} {score:g}/{q.points:g} {want}{'' if good else ' WRONG'}")
+        traffic = out / "results" / name / "logs" / "pcie.tsv"
+        if traffic.exists():
+            moved += " [" + ", ".join(f"{k} {int(v) >> 20} MiB" for k, v in
+                                      (ln.split("\t") for ln in traffic.read_text().splitlines())) + "]"
+        if "may compute on the host" in (out / "results" / name / "results.json").read_text():
+            moved += " (noted: host traffic)"
         rows.append(f"{name:<16} {time.monotonic() - t1:6.0f} s {moved} " + ", ".join(verdicts))
         print(rows[-1], flush=True)
     trusted.close()
@@ -208,44 +212,6 @@ def grade_a_class(out: Path, base: Path, opts, reference: dict, skeleton: dict) 
     for name, reason in reasons.items():
         print(f"  {name}'s Q1: {reason}")
     return 0 if ok else 1
-
-class PcieBytes:
-    """NVML's PCIe byte counters of the first GPU (the driver's field values
-    NVML_FI_DEV_PCIE_COUNT_TX_BYTES 151 and _RX_BYTES 152, as nvml.h numbers
-    them), read around each grading: what crossed between host and GPU. ""
-    where NVML or the fields are not there."""
-
-    class Field(ctypes.Structure):
-        _fields_ = [("fieldId", ctypes.c_uint), ("scopeId", ctypes.c_uint), ("timestamp", ctypes.c_longlong),
-                    ("latencyUsec", ctypes.c_longlong), ("valueType", ctypes.c_int), ("nvmlReturn", ctypes.c_int),
-                    ("value", ctypes.c_ulonglong)]
-
-    def __init__(self):
-        self.nvml = self.handle = None
-        try:
-            self.nvml = ctypes.CDLL("libnvidia-ml.so.1")
-            self.handle = ctypes.c_void_p()
-            if self.nvml.nvmlInit_v2() != 0 or self.nvml.nvmlDeviceGetHandleByIndex_v2(0, ctypes.byref(self.handle)):
-                self.nvml = None
-        except OSError:
-            self.nvml = None
-
-    def read(self) -> tuple[int, int] | None:
-        if self.nvml is None:
-            return None
-        fields = (self.Field * 2)()
-        fields[0].fieldId, fields[1].fieldId = 151, 152
-        if self.nvml.nvmlDeviceGetFieldValues(self.handle, 2, fields) != 0 or any(f.nvmlReturn for f in fields):
-            return None
-        return fields[0].value, fields[1].value
-
-    def since(self, before) -> str:
-        after = self.read()
-        if before is None or after is None:
-            return ""
-        tx, rx = ((a - b) % (1 << 32) if a < b else a - b for a, b in zip(after, before))
-        return f"[PCIe tx {tx >> 20} MiB rx {rx >> 20} MiB]"
-
 
 def grade_command(base: Path, arch: str, submission: Path, out: Path, *more: str) -> list[str]:
     """make grade's command line for `submission`, results into `out`."""

@@ -928,6 +928,30 @@ class Unsandboxed(unittest.TestCase):
         self.assertIn("NOT GRADED: not graded without a sandbox", data["output"])
 
 
+class HostTraffic(unittest.TestCase):
+    """The test phase's PCIe bytes, read outside every graded process (pcie.py)."""
+
+    def test_the_meter_adds_up_steps_of_counters_that_wrap_at_32_bits(self):
+        from harness import pcie
+        readings = iter([(4294967000, 10), (100, 20), (300, 4294967290), (400, 5)])
+        with mock.patch.object(pcie, "_counters", lambda uuid: next(readings, (400, 5))), \
+                mock.patch.object(pcie, "SAMPLE", 3600):
+            with pcie.Meter("GPU-x") as m:
+                m._step()
+                m._step()
+        self.assertEqual(m.bytes, (396 + 10) + (200 + 4294967270) + (100 + 11))
+
+    def test_tests_that_move_nearly_what_the_host_oracle_moves_are_noted(self):
+        from harness import pipeline
+        with tempfile.TemporaryDirectory() as tmp:
+            g = argparse.Namespace(logs=Path(tmp))
+            self.assertEqual(pipeline.host_traffic(100 << 20, 1000 << 20, g), [])
+            note = pipeline.host_traffic(900 << 20, 1000 << 20, g)
+            self.assertEqual(len(note), 1)
+            self.assertIn("may compute on the host", note[0])
+            self.assertEqual(pipeline.host_traffic(None, 1000, g), [])  # no NVML: nothing said
+
+
 class GpuLease(unittest.TestCase):
     """A grading holds its GPU alone, machine-wide (gpus.lease): no classmate's
     process runs on it meanwhile; a wait or a probe that fails for what the

@@ -1,8 +1,8 @@
 // Device memory that one process owns and another maps, for grading: the
 // trusted process (the judge) allocates a test case's arrays, the graded
 // process maps them and runs the student's launcher on them, and the judge
-// reads them back itself once the graded process has exited. What is judged
-// is then never written by the graded process's host side.
+// reads them back itself when the call returns. What is judged is then never
+// handed over by the graded process's host side.
 //
 // CUDA's virtual memory management (cuMemCreate with a POSIX file-descriptor
 // handle): the descriptor crosses a Unix socket (SCM_RIGHTS), which works

@@ -95,10 +95,9 @@ def run_grading(g: Grading, base: Path, results: dict[str, QuestionResult], trus
     stamps.append(("trusted runs", time.monotonic()))
     oracle.join()
     stamps.append(("tests", time.monotonic()))
-    uuid = g.gpu_place[len("gpu-"):]
-    before = pcie.read(uuid)
-    claims = run_cases(g, by_part, trusted.seconds, lambda part, large: trusted.part(part, large, gpu_env)[1])
-    notes += host_traffic(pcie.since(uuid, before), trusted.pcie.get(gpu_env.get("CUDA_VISIBLE_DEVICES", "")), g)
+    with pcie.Meter(g.gpu_place[len("gpu-"):]) as meter:
+        claims = run_cases(g, by_part, trusted.seconds, lambda part, large: trusted.part(part, large, gpu_env)[1])
+    notes += host_traffic(meter.bytes, trusted.pcie.get(gpu_env.get("CUDA_VISIBLE_DEVICES", "")), g)
     stamps.append(("sanitizers", time.monotonic()))
     # After the graded runs, never beside them: the GPU time-slices between
     # processes, and sanitized kernels beside a graded test pushed the

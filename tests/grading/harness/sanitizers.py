@@ -66,11 +66,14 @@ class SanitizedRuns:
                     self.binaries[qid] = binary
 
 
-# A sanitized run's expected time: its tool's start plus its slowdown times the
-# graded runs of the same cases (their seconds, measured just before), fitted
-# on the reference's gradings on an H200 (README: the cost of grading). Its
-# limit is SANITIZED_LIMIT times that; past SANITIZED_NOTE times, a note.
-SANITIZER_COST = {"memcheck": (20.0, 10.0), "racecheck": (20.0, 10.0), "synccheck": (20.0, 10.0)}
+# A sanitized run's expected time: its tool's start plus a share of the graded
+# runs of the same cases (their seconds, measured just before). Measured on
+# H100s, eight gradings of a class of 16 (the reference, faults, attacks):
+# each tool's run over a question's cases took 2-40 s, at most 0.96 of this
+# (X3 under racecheck). The limit is SANITIZED_LIMIT times it (Q1's: about
+# 290 s, where ten times its cases' limits allowed 3150 s); past
+# SANITIZED_NOTE times, a note for a person.
+SANITIZER_COST = {"memcheck": (25.0, 0.5), "racecheck": (25.0, 0.5), "synccheck": (25.0, 0.5)}
 SANITIZED_LIMIT, SANITIZED_NOTE = 4.0, 2.0
 
 

@@ -79,8 +79,7 @@ class TrustedRuns:
         first: the runs take about their longest case, not a part's sum."""
         started = time.monotonic()
         gpu = gpu_env.get("CUDA_VISIBLE_DEVICES", "")
-        uuid = gpu_place(self.base, gpu_env)[len("gpu-"):]
-        moved = pcie.read(uuid)
+        meter = pcie.Meter(gpu_place(self.base, gpu_env)[len("gpu-"):]).__enter__()
         jobs = [(part, c) for part in parts for c in read_test_cases(LAB, part) if self.opts.large or not c.large]
         jobs.sort(key=lambda job: (not job[1].large, -self.limit(*job)))
         with ThreadPoolExecutor(max_workers=max(1, self.opts.trusted_jobs)) as pool:
@@ -101,7 +100,8 @@ class TrustedRuns:
                                     shutil.copyfileobj(f, out)
                 self.results[(part, large, gpu)] = (ends, res.read_stream(combined))
         self.wall[gpu] = time.monotonic() - started
-        self.pcie[gpu] = pcie.since(uuid, moved)
+        meter.__exit__()
+        self.pcie[gpu] = meter.bytes
 
     def _process(self, part: str, case: TestCase, stem: str, gpu_env: dict) -> tuple[dict[str, Trusted], res.Stream]:
         """One trusted process running one test case: how it ended, and its results."""
