@@ -6,6 +6,7 @@
 // tag for tag. Bitonic sort is not: its output must be sorted by key and a
 // permutation of the input (tags included), in any order among equal keys.
 #include "lab_test.hpp"
+#include "large_tier.hpp"
 
 #include "../common/inputs.hpp"
 #include "../extras_oddeven_bitonic/extras.cuh"
@@ -212,6 +213,19 @@ TEST_CASE("bitonicSort sorts sizes around tiles and primes and powers of two", "
         REQUIRE_OK(sortCase(randomKeys(static_cast<std::size_t>(n), s + 1), bitonicI, false, "X4",
                             test::context(s + 1, sizeKind(n, InputKind::Random))));
     }
+}
+
+// X2 has no such case: its launcher runs n phases, 2^31 launches past 2^31.
+TEST_CASE("bitonicSort sorts past 2^31 keys", "[extras][X4][gpu][large][.]") {
+    const long long n = test::large::kPast31;
+    if (!test::large::canRun(double(n) * sizeof(int))) return;  // in place: the keys alone
+    test::large::Array data(n);
+    const std::uint64_t s = caseSeed(test::seed(), 31, 4);
+    test::large::fillRandom(data, s);
+    const std::uint64_t hashIn = test::large::segmentHash(data, n);
+    const std::string ctx = test::context(s, "n=" + std::to_string(n) + " random");
+    REQUIRE_OK(test::tracedCall([&] { bitonicSort(data.data(), n); }, rules("X4", n), ctx));
+    REQUIRE_OK(test::large::checkOutput(data, n, hashIn, ctx));
 }
 
 TEST_CASE("bitonicSort handles every input kind", "[extras][X4][gpu]") {

@@ -86,6 +86,9 @@ EDITS = {
     "index32-part3":
         [(P3, "    const long long k = m.k0;\n    const long long lo", "    const int k = m.k0;\n    const long long lo"),
          (P3, "    const long long first = t * tile;", "    const long long first = static_cast<int>(t) * tile;")],
+    "index32-extras":
+        [(PX, "    const long long lo = 2 * half * (c / half) + c % half;",
+          "    const int lo = static_cast<int>(2 * half * (c / half) + c % half);")],
     "oob-read":
         [(P1, "    if (k < nA) s[k] = A[k];",
           "    if (k == 0 && nA > 0) {  // a volatile load: the compiler must keep it, though nobody uses its value\n"
