@@ -132,8 +132,6 @@ def main() -> int:
         if traffic.exists():
             moved += " [" + ", ".join(f"{k} {int(v) >> 20} MiB" for k, v in
                                       (ln.split("\t") for ln in traffic.read_text().splitlines())) + "]"
-        if "may compute on the host" in (out / "results" / name / "results.json").read_text():
-            moved += " (noted: host traffic)"
         rows.append(f"{name:<16} {time.monotonic() - t1:6.0f} s {moved} " + ", ".join(verdicts))
         print(rows[-1], flush=True)
     trusted.close()
@@ -297,10 +295,9 @@ def grade_a_large_class(out: Path, base: Path, arch: str, size: int, reference: 
     graded = len(summaries)
     for n in summaries:
         traffic = grades / n / "logs" / "pcie.tsv"
-        noted = "may compute on the host" in (grades / n / "results.json").read_text()
         print(f"  {n}: {summaries[n]['score']:g}" + (", PCIe " + ", ".join(
             f"{k} {int(v) >> 20} MiB" for k, v in (ln.split("\t") for ln in traffic.read_text().splitlines()))
-            if traffic.exists() else "") + (" (noted: host traffic)" if noted else ""))
+            if traffic.exists() else ""))
     print(f"grade-all, a class of {size} on {gpus} GPU(s), sanitizers on: {graded} graded in {seconds:.0f} s, "
           f"{graded / (seconds / 3600) / gpus:.0f} students per GPU-hour; summed over the gradings: "
           + ", ".join(f"{k} {v:.0f} s" for k, v in phases.items())

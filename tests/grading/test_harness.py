@@ -941,15 +941,15 @@ class HostTraffic(unittest.TestCase):
                 m._step()
         self.assertEqual(m.bytes, (396 + 10) + (200 + 4294967270) + (100 + 11))
 
-    def test_tests_that_move_nearly_what_the_host_oracle_moves_are_noted(self):
+    def test_the_bytes_go_to_the_log_and_decide_nothing(self):
         from harness import pipeline
         with tempfile.TemporaryDirectory() as tmp:
             g = argparse.Namespace(logs=Path(tmp))
-            self.assertEqual(pipeline.host_traffic(100 << 20, 1000 << 20, g), [])
-            note = pipeline.host_traffic(900 << 20, 1000 << 20, g)
-            self.assertEqual(len(note), 1)
-            self.assertIn("may compute on the host", note[0])
-            self.assertEqual(pipeline.host_traffic(None, 1000, g), [])  # no NVML: nothing said
+            self.assertEqual(pipeline.host_traffic(900 << 20, 1000 << 20, g), [])
+            self.assertEqual((Path(tmp) / "pcie.tsv").read_text(), f"tests\t{900 << 20}\ntrusted runs\t{1000 << 20}\n")
+            (Path(tmp) / "pcie.tsv").unlink()
+            self.assertEqual(pipeline.host_traffic(None, 1000, g), [])  # no NVML: nothing written
+            self.assertFalse((Path(tmp) / "pcie.tsv").exists())
 
 
 class GpuLease(unittest.TestCase):

@@ -123,24 +123,15 @@ def run_grading(g: Grading, base: Path, results: dict[str, QuestionResult], trus
     return notes
 
 
-# The test phase's PCIe bytes, as a fraction of the trusted runs' (which move
-# every array to the host and back), past which a person is asked to look:
-# measured on the reference (README: the cost of grading).
-HOST_TRAFFIC_NOTE = 0.6
-
-
 def host_traffic(tests: int | None, trusted: int | None, g: Grading) -> list[str]:
-    """A note when the graded tests moved nearly as much between host and GPU
-    as the trusted runs, which compute every answer on the host (pcie.py);
-    the bytes go to the grading's log either way."""
-    if tests is None or not trusted:
-        return []
-    (g.logs / "pcie.tsv").write_text(f"tests\t{tests}\ntrusted runs\t{trusted}\n")
-    if tests <= HOST_TRAFFIC_NOTE * trusted:
-        return []
-    return [f"for a person to look at: the graded tests moved {tests >> 20} MiB between host and GPU, "
-            f"{100 * tests / trusted:.0f}% of what the trusted runs moved computing every answer on the host "
-            f"(honest code: well under {100 * HOST_TRAFFIC_NOTE:.0f}%); the submission may compute on the host"]
+    """The PCIe bytes of the grading's test phase and of the trusted runs
+    (pcie.py) into logs/pcie.tsv, for a person; no note and no verdict: on
+    the reference the judged tests moved 1.12 times what the trusted runs
+    (which compute every answer on the host) moved, since the judge's own
+    uploads and read-backs dominate both (README: what the trust rests on)."""
+    if tests is not None:
+        (g.logs / "pcie.tsv").write_text(f"tests\t{tests}\n" + (f"trusted runs\t{trusted}\n" if trusted else ""))
+    return []
 
 
 def build_parts(g: Grading, base: Path, results: dict[str, QuestionResult], notes: list[str]) -> list[str]:
