@@ -1251,6 +1251,22 @@ class LimitsTable(unittest.TestCase):
         self.assertIn(f'"{slowest}", has {q1.timeouts[slowest]:g} s for', prose)
 
 
+class TrustedParts(unittest.TestCase):
+    def test_shared_trusted_runs_cover_their_own_parts_whoever_asks_first(self):
+        # The selftest grades faults of one part each against one trusted run:
+        # a first caller grading Part 1 alone must not leave Parts 2-4 without
+        # trusted results (each of their questions then scored 0, measured).
+        from harness import trusted as TR
+        with tempfile.TemporaryDirectory() as tmp:
+            runs = TR.TrustedRuns(Path(tmp), plain_options(None), Path(tmp) / "logs")
+            seen = []
+            with mock.patch.object(TR.TrustedRuns, "_run_all", lambda self, parts, env: seen.append(list(parts))):
+                runs.run_all({"CUDA_VISIBLE_DEVICES": "0"})
+                runs.part("part2", False, {"CUDA_VISIBLE_DEVICES": "0"})
+            runs.close()
+        self.assertEqual(seen, [[p for p, _ in CT.PARTS]])
+
+
 class TrustedLargeSlots(unittest.TestCase):
     def test_trusted_large_processes_take_turns_machine_wide(self):
         import threading

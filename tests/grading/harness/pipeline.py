@@ -86,7 +86,7 @@ def run_grading(g: Grading, base: Path, results: dict[str, QuestionResult], trus
     # The trusted runs first, alone on the GPU: no process of the
     # submission's starts before they end (grade-all runs them before any
     # grading). The builds go meanwhile; a build sees no GPU.
-    oracle = threading.Thread(target=trusted.run_all, args=(opts.parts, gpu_env), daemon=True)
+    oracle = threading.Thread(target=trusted.run_all, args=(gpu_env,), daemon=True)
     oracle.start()
     stamps.append(("builds", time.monotonic()))
     notes: list[str] = []

@@ -46,9 +46,11 @@ class TrustedRuns:
     def close(self) -> None:
         shutil.rmtree(self.private, ignore_errors=True)
 
-    def run_all(self, parts: list[str], gpu_env: dict) -> None:
-        """Every tier of `parts` on this GPU, now, alone on it; returns when
-        all have ended. The first caller for a GPU runs them, others wait."""
+    def run_all(self, gpu_env: dict) -> None:
+        """Every tier of the parts these runs were made for (their own
+        options', whatever part a caller grades: the selftest shares one
+        across faults of one part each) on this GPU, now, alone on it; returns
+        when all have ended. The first caller for a GPU runs them, others wait."""
         gpu = gpu_env.get("CUDA_VISIBLE_DEVICES", "")
         with self.lock:
             event = self.done.get(gpu)
@@ -57,14 +59,14 @@ class TrustedRuns:
                 event = self.done[gpu] = threading.Event()
         if mine:
             try:
-                self._run_all(parts, gpu_env)
+                self._run_all(self.opts.parts, gpu_env)
             finally:
                 event.set()
         event.wait()
 
     def part(self, part: str, large: bool, gpu_env: dict) -> tuple[dict[str, Trusted], res.Stream]:
         """The tier's results (how each test ended, what it handed over)."""
-        self.run_all(self.opts.parts, gpu_env)
+        self.run_all(gpu_env)
         gpu = gpu_env.get("CUDA_VISIBLE_DEVICES", "")
         return self.results.get((part, large, gpu), ({}, res.Stream(self.private / "none")))
 

@@ -152,7 +152,7 @@ def grade_on_gpus(opts: Options, grades: Path, base: Path, gpus: list[tuple[str,
                 t0 = time.monotonic()
                 with lease([gpu], opts.lease_wait, say) as gpu_env:
                     # The trusted runs of its GPU first (once): alone on it.
-                    trusted.run_all(opts.parts, gpu_env)
+                    trusted.run_all(gpu_env)
                     data = grade_one(path, grades / student, base, opts, student, lambda m: None, gpu_env,
                                      trusted=trusted)
                 records.add(data)
