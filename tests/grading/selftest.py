@@ -5,6 +5,7 @@ that every question gets the points it must. A fault is graded on the parts it
 edits; the other parts are the reference's, graded once with it.
 
   python3 tests/grading/selftest.py [--only hang,crash] [--no-large] [--no-class] [--arch sm_90] [--out dir]
+                                    [--beside-hog] [--class-size 16 [--resume]]
 """
 
 from __future__ import annotations
@@ -46,11 +47,13 @@ def main() -> int:
                    "make grade's tests hold the GPU's memory: full marks, on this machine's GPUs")
     p.add_argument("--class-size", type=int, default=0, help="also grade a class of this many (references, faults, "
                    "the skeleton, attacks) with make grade-all, sanitizers on: students per GPU-hour")
+    p.add_argument("--resume", action="store_true", help="keep what --out holds: the base build, and the class's "
+                   "grade-all records, so that an interrupted --class-size run grades only the students left")
     args = p.parse_args()
     out = Path(args.out).resolve()
-    if out.exists():
+    if out.exists() and not args.resume:
         shutil.rmtree(out)
-    out.mkdir(parents=True)
+    out.mkdir(parents=True, exist_ok=True)
 
     reference = F.reference_submission(LAB)
     skeleton = F.skeleton_submission(LAB)
@@ -89,6 +92,7 @@ def main() -> int:
     def build(case):
         name, files, _, parts, _ = case
         folder = out / "submissions" / name
+        shutil.rmtree(folder, ignore_errors=True)  # (--resume: written again)
         folder.mkdir(parents=True)
         for rel, text in files.items():
             (folder / rel).parent.mkdir(parents=True, exist_ok=True)
@@ -277,7 +281,7 @@ def grade_a_large_class(out: Path, base: Path, arch: str, size: int, reference: 
         write_files(cls / name, files)
     grades = out / "large-class-grades"
     gpus = len(visible_gpus())
-    started = time.monotonic()
+    started, wall = time.monotonic(), time.time()
     status = G.main(["grade-all", "--submissions", str(cls), "--out", str(grades), "--seed", "20121125",
                      "--arch", arch, "--work-root", str(out / "work"), "--base", str(base)])
     seconds = time.monotonic() - started
@@ -298,8 +302,9 @@ def grade_a_large_class(out: Path, base: Path, arch: str, size: int, reference: 
         print(f"  {n}: {summaries[n]['score']:g}" + (", PCIe " + ", ".join(
             f"{k} {int(v) >> 20} MiB" for k, v in (ln.split("\t") for ln in traffic.read_text().splitlines()))
             if traffic.exists() else ""))
-    print(f"grade-all, a class of {size} on {gpus} GPU(s), sanitizers on: {graded} graded in {seconds:.0f} s, "
-          f"{graded / (seconds / 3600) / gpus:.0f} students per GPU-hour; summed over the gradings: "
+    now = sum((grades / n / "summary.json").stat().st_mtime >= wall for n in summaries)  # not earlier (--resume)
+    print(f"grade-all, a class of {size} on {gpus} GPU(s), sanitizers on: {graded} graded, {now} of them in "
+          f"{seconds:.0f} s, {now / (seconds / 3600) / gpus:.0f} students per GPU-hour; summed over the gradings: "
           + ", ".join(f"{k} {v:.0f} s" for k, v in phases.items())
           + (f"; references not full: {wrong}" if wrong else ""))
     return 0 if status == 0 and not wrong and graded == size else 1
