@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 
 from . import results as res
 from . import sandbox as sb
-from .gpus import LabError, place
+from .gpus import PLACE_WAIT, LabError, place
 from .processes import LEFT_FILE_CAP, kept_env, run
 from .reports import Outcome, read_report
 
@@ -84,7 +84,11 @@ class Grading:
         sb_ = self.opts.sandbox
         cwd = cwd or self.work
         readable = [] if self.work in writable else [self.work]
-        with place(self.gpu_place, self.opts.gpu_jobs) if limits.gpu else contextlib.nullcontext():
+        # Its places are held by this grading's own processes (its GPU is its
+        # own: lease), each ended within the submission's time budget: a wait
+        # past that budget is the lab's, never one a slow submission caused.
+        wait = max(PLACE_WAIT, self.opts.budget + 60)
+        with place(self.gpu_place, self.opts.gpu_jobs, wait) if limits.gpu else contextlib.nullcontext():
             box = sb_.box(limits)
             try:
                 r = run(box.prefix + sb_.wrap(cmd, cwd, limits, writable=writable, readable=readable, gpu=self.gpu),
