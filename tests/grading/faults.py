@@ -336,39 +336,33 @@ HUGE_OBJECT = r"""
 __attribute__((used)) static const char kHugeTable[96 << 20] = {1};
 """
 
-MEMORY_HOG = r"""
+def _gpu_hog(keep_mib: int, hold_seconds: int = 0) -> str:
+    """A static constructor that takes all of the GPU's free memory but
+    `keep_mib` before any test runs, then holds the process `hold_seconds`."""
+    return r"""
 #include <cuda_runtime_api.h>
+#include <chrono>
+#include <thread>
 namespace {
 struct Hog {
     Hog() {
         size_t free = 0, total = 0;
         if (cudaMemGetInfo(&free, &total) != cudaSuccess) return;
         void* p = nullptr;
-        const size_t keep = size_t(12) << 30;
+        const size_t keep = size_t(%d) << 20;
         if (free > keep) cudaMalloc(&p, free - keep);
+        std::this_thread::sleep_for(std::chrono::seconds(%d));
     }
 } hog;
 }  // namespace
-"""
+""" % (keep_mib, hold_seconds)
+
+
+MEMORY_HOG = _gpu_hog(12 << 10)
 
 # A classmate's hog: every test process holds all of the GPU's free memory but
 # 256 MiB for 20 s before its tests (selftest's grading beside a hog).
-GPU_HOG = r"""
-#include <cuda_runtime_api.h>
-#include <chrono>
-#include <thread>
-namespace {
-struct GpuHog {
-    GpuHog() {
-        size_t free = 0, total = 0;
-        if (cudaMemGetInfo(&free, &total) != cudaSuccess) return;
-        void* p = nullptr;
-        if (free > (size_t(256) << 20)) cudaMalloc(&p, free - (size_t(256) << 20));
-        std::this_thread::sleep_for(std::chrono::seconds(20));
-    }
-} gpuHog;
-}  // namespace
-"""
+GPU_HOG = _gpu_hog(256, 20)
 
 # A test process that takes what it can of the machine before the tests:
 # threads until one cannot start, /tmp and /dev/shm until they are full, then

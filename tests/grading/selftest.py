@@ -94,9 +94,7 @@ def main() -> int:
         folder = out / "submissions" / name
         shutil.rmtree(folder, ignore_errors=True)  # (--resume: written again)
         folder.mkdir(parents=True)
-        for rel, text in files.items():
-            (folder / rel).parent.mkdir(parents=True, exist_ok=True)
-            (folder / rel).write_text(text)
+        write_files(folder, files)
         work = out / "work" / name
         prepare_work(folder, base, work)
         g = Grading(work, out, sandbox_opts, {}, print, name)
@@ -187,9 +185,7 @@ def grade_a_class(out: Path, base: Path, opts, reference: dict, skeleton: dict) 
     members = {"alice": reference, "pipe": attacks["report-pipe"], "hog": attacks["resource-hog"],
                "bomb": attacks["include-bomb"]}
     for name, files in members.items():
-        for rel, text in files.items():
-            (cls / name / rel).parent.mkdir(parents=True, exist_ok=True)
-            (cls / name / rel).write_text(text)
+        write_files(cls / name, files)
     grades = out / "class-grades"
     args = ["grade-all", "--submissions", str(cls), "--out", str(grades), "--seed", "20121125", "--sanitize", "0",
             "--arch", opts.arch, "--work-root", str(out / "work"), "--base", str(base), "--no-large", "1"]
@@ -223,6 +219,7 @@ def grade_command(base: Path, arch: str, submission: Path, out: Path, *more: str
 
 
 def write_files(folder: Path, files: dict) -> Path:
+    """A submission's files (relative path -> text) written into `folder`."""
     for rel, text in files.items():
         (folder / rel).parent.mkdir(parents=True, exist_ok=True)
         (folder / rel).write_text(text)

@@ -944,12 +944,12 @@ class HostTraffic(unittest.TestCase):
     def test_the_bytes_go_to_the_log_and_decide_nothing(self):
         from harness import pipeline
         with tempfile.TemporaryDirectory() as tmp:
-            g = argparse.Namespace(logs=Path(tmp))
-            self.assertEqual(pipeline.host_traffic(900 << 20, 1000 << 20, g), [])
-            self.assertEqual((Path(tmp) / "pcie.tsv").read_text(), f"tests\t{900 << 20}\ntrusted runs\t{1000 << 20}\n")
-            (Path(tmp) / "pcie.tsv").unlink()
-            self.assertEqual(pipeline.host_traffic(None, 1000, g), [])  # no NVML: nothing written
-            self.assertFalse((Path(tmp) / "pcie.tsv").exists())
+            log = Path(tmp) / "pcie.tsv"
+            pipeline.log_host_traffic(log, 900 << 20, 1000 << 20)
+            self.assertEqual(log.read_text(), f"tests\t{900 << 20}\ntrusted runs\t{1000 << 20}\n")
+            log.unlink()
+            pipeline.log_host_traffic(log, None, 1000)  # no NVML: nothing written
+            self.assertFalse(log.exists())
 
 
 class GpuLease(unittest.TestCase):
@@ -960,22 +960,7 @@ class GpuLease(unittest.TestCase):
     GPUS = [("0", "GPU-lease-test-a"), ("1", "GPU-lease-test-b")]
 
     def test_one_grading_at_a_time_holds_a_gpu(self):
-        import threading
-        inside, most = [0], [0]
-
-        def one():
-            with GPUS.lease(self.GPUS[:1], 30):
-                inside[0] += 1
-                most[0] = max(most[0], inside[0])
-                time.sleep(0.2)
-                inside[0] -= 1
-
-        threads = [threading.Thread(target=one) for _ in range(4)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-        self.assertEqual(most[0], 1)
+        self.assertEqual(most_at_once(lambda: GPUS.lease(self.GPUS[:1], 30), 4, 0.2), 1)
 
     def test_a_grading_takes_a_gpu_no_other_holds(self):
         with GPUS.lease(self.GPUS[:1], 5) as first:
@@ -1251,6 +1236,29 @@ class LimitsTable(unittest.TestCase):
         self.assertIn(f'"{slowest}", has {q1.timeouts[slowest]:g} s for', prose)
 
 
+def most_at_once(held, threads: int, seconds: float) -> int:
+    """How many of `threads` threads were inside `held()` (a context manager)
+    at once, each staying `seconds`."""
+    import threading
+    inside, most, lock = [0], [0], threading.Lock()
+
+    def one():
+        with held():
+            with lock:
+                inside[0] += 1
+                most[0] = max(most[0], inside[0])
+            time.sleep(seconds)
+            with lock:
+                inside[0] -= 1
+
+    started = [threading.Thread(target=one) for _ in range(threads)]
+    for t in started:
+        t.start()
+    for t in started:
+        t.join()
+    return most[0]
+
+
 class TrustedParts(unittest.TestCase):
     def test_shared_trusted_runs_cover_their_own_parts_whoever_asks_first(self):
         # The selftest grades faults of one part each against one trusted run:
@@ -1269,22 +1277,7 @@ class TrustedParts(unittest.TestCase):
 
 class TrustedLargeSlots(unittest.TestCase):
     def test_trusted_large_processes_take_turns_machine_wide(self):
-        import threading
-        inside, most = [0], [0]
-
-        def one():
-            with GPUS.place("test", 2):
-                inside[0] += 1
-                most[0] = max(most[0], inside[0])
-                time.sleep(0.3)
-                inside[0] -= 1
-
-        threads = [threading.Thread(target=one) for _ in range(5)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-        self.assertEqual(most[0], 2)
+        self.assertEqual(most_at_once(lambda: GPUS.place("test", 2), 5, 0.3), 2)
         self.assertEqual(GPUS.large_jobs(143771, 4), min(4, (os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") >> 20)
                                                     // GPUS.LARGE_PROCESS_MIB) or 1)
         self.assertEqual(GPUS.large_jobs(16000, 4), 1)

@@ -6,7 +6,6 @@
 
 #include "../../common/device_buffer.hpp"
 
-#include <algorithm>
 #include <cstdlib>
 #include <map>
 #include <mutex>
@@ -66,8 +65,7 @@ Arrays& arrays() {
 cudaError_t allocate(void** p, std::size_t bytes) {
     try {
         const std::size_t rounded = (bytes + 255) / 256 * 256;
-        const std::size_t granularity = sharedGranularity();
-        const std::size_t mapped = std::max(granularity, (bytes + granularity - 1) / granularity * granularity);
+        const std::size_t mapped = sharedBytes(bytes);
         std::lock_guard<std::mutex> lock(arrays().mutex);
         Array array;
         const auto kept = arrays().pool.find(mapped);

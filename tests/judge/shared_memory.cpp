@@ -6,6 +6,7 @@
 #include <cuda.h>
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
@@ -137,13 +138,16 @@ std::size_t sharedGranularity() {
     return granularity;
 }
 
+std::size_t sharedBytes(std::size_t bytes) {
+    const std::size_t granularity = sharedGranularity();
+    return std::max(granularity, (bytes + granularity - 1) / granularity * granularity);
+}
+
 SharedAllocation allocateShared(std::size_t bytes) {
     const CUdevice dev = currentDevice();
     const CUmemAllocationProp prop = properties(dev);
-    const std::size_t granularity = sharedGranularity();
     SharedAllocation a;
-    a.bytes = (bytes + granularity - 1) / granularity * granularity;
-    if (a.bytes == 0) a.bytes = granularity;
+    a.bytes = sharedBytes(bytes);
     CUmemGenericAllocationHandle handle = 0;
     check(driver().create(&handle, a.bytes, &prop, 0), "cuMemCreate");
     a.handle = handle;

@@ -26,6 +26,8 @@ struct SharedAllocation {
 
 // The size allocations are rounded up to (the device's minimum granularity).
 std::size_t sharedGranularity();
+// What an allocation of `bytes` maps: `bytes` rounded up to the granularity, at least one.
+std::size_t sharedBytes(std::size_t bytes);
 
 // Allocates, maps and exports `bytes` (rounded up) on the current device.
 // Throws lab::Error with the driver's message where VMM or export is missing.

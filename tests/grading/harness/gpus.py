@@ -108,29 +108,18 @@ def lease(gpus: list[tuple[str, str]], wait: float, said=None):
     its time. Waited for up to `wait` seconds (`said` hears once that it is
     waited for); then LabError. Held as a place is (place), by name, but one
     name per GPU for every user."""
-    started, pause, told = time.monotonic(), 0.05, False
-    while True:
-        for name, uuid in random.sample(gpus, len(gpus)):
-            held = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-            try:
-                held.bind(f"\0lab-gpu-lease-{uuid or 'default'}")
-            except OSError:
-                held.close()
-                continue
-            try:
-                yield {"CUDA_VISIBLE_DEVICES": name} if name else {}
-            finally:
-                held.close()
-            return
-        waited = time.monotonic() - started
+    told = []
+
+    def waiting(waited: float) -> None:
         if waited > wait:
             raise LabError(f"waited {waited:.0f} s for a GPU that other gradings held (LEASE_WAIT={wait:g})")
         if not told and said is not None and waited > 2:
             said(f"waiting for a GPU: another grading on this machine holds {'each of ' if len(gpus) > 1 else ''}"
                  f"{', '.join(u or 'it' for _, u in gpus)}")
-            told = True
-        time.sleep(pause)
-        pause = min(1.0, pause * 1.5)
+            told.append(True)
+
+    with _held([f"lab-gpu-lease-{uuid or 'default'}" for _, uuid in gpus], waiting, 1.0) as i:
+        yield {"CUDA_VISIBLE_DEVICES": gpus[i][0]} if gpus[i][0] else {}
 
 
 def probe_held(base: Path, gpu_env: dict, opts: "Options") -> tuple[bool, str, int]:
@@ -138,14 +127,14 @@ def probe_held(base: Path, gpu_env: dict, opts: "Options") -> tuple[bool, str, i
     GPU and the probe still fails (its memory taken by a process that is not
     a grading's, a driver fault), tried again, then a LabError, never "no GPU"."""
     ok, line, count = probe_gpu(base, gpu_env, opts)
+    if ok or not gpu_listed()[0]:
+        return ok, line, count
     for _ in range(PROBE_TRIES - 1):
-        if ok or not gpu_listed()[0]:
-            break
         time.sleep(PROBE_PAUSE)
         ok, line, count = probe_gpu(base, gpu_env, opts)
-    if not ok and gpu_listed()[0]:
-        raise LabError(f"the lab's probe failed {PROBE_TRIES} times on a GPU nvidia-smi lists ({line})")
-    return ok, line, count
+        if ok:
+            return ok, line, count
+    raise LabError(f"the lab's probe failed {PROBE_TRIES} times on a GPU nvidia-smi lists ({line})")
 
 
 @contextlib.contextmanager
@@ -154,33 +143,46 @@ def place(kind: str, slots: int, wait: float = PLACE_WAIT):
     on it, waited for. "gpu-<UUID>": a process on that GPU (a test, a
     sanitized run, a trusted run), GPU_JOBS of them: the GPU time-slices
     between processes, and tests that launch thousands of small kernels
-    slowed four-fold with sixteen beside them; so several gradings at once
-    never load a GPU more than one does at its busiest, and a test's time
-    limit holds on a busy node (the wait is not the test's time). "large": a
+    slowed four-fold with sixteen beside them; so the grading that holds a
+    GPU (lease) never loads it with more, and a test's time limit holds (the
+    wait is not the test's time). "large": a
     [large] process (24 GiB of the GPU's and the host's memory each),
     large_jobs of them, taken before its GPU place. A place is a name in
     Linux's abstract socket namespace, held by binding it: nothing on disk,
     gone with the process that held it, and out of a sandbox's reach (its own
     network namespace has its own names). Waited for up to `wait` seconds,
     then LabError."""
+    def waiting(waited: float) -> None:
+        if waited > wait:
+            raise LabError(f"waited {wait:g} s for a place of {kind}")
+
+    with _held([f"lab-{kind}-{os.geteuid()}-{i}" for i in range(slots)], waiting, 0.2):
+        yield
+
+
+@contextlib.contextmanager
+def _held(names: list[str], waiting, longest_pause: float):
+    """One of `names` bound in Linux's abstract socket namespace, tried in a
+    random order until one is free: yields its index and holds it until the
+    block ends. `waiting(seconds)` hears how long it has waited between
+    tries (and raises to stop waiting); pauses grow to `longest_pause`."""
     pause, started = 0.01, time.monotonic()
     while True:
-        for i in random.sample(range(slots), slots):
+        for i in random.sample(range(len(names)), len(names)):
             held = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
             try:
-                held.bind(f"\0lab-{kind}-{os.geteuid()}-{i}")
+                held.bind("\0" + names[i])
             except OSError:
                 held.close()
                 continue
             try:
-                yield
+                yield i
             finally:
                 held.close()
             return
-        if time.monotonic() - started > wait:
-            raise LabError(f"waited {wait:g} s for a place of {kind}")
+        waiting(time.monotonic() - started)
         time.sleep(pause)
-        pause = min(0.2, pause * 1.5)
+        pause = min(longest_pause, pause * 1.5)
 
 
 def _probe(base: Path, env: dict) -> dict[str, str]:

@@ -2,9 +2,9 @@
 (nvmlDeviceGetFieldValues, NVML_FI_DEV_PCIE_COUNT_TX_BYTES and _RX_BYTES),
 read outside every graded process. A grading holds its GPU alone (lease), so
 the bytes of its test phase are its own: the judge's copies of the arrays,
-each process's start, and whatever a submission moved itself. The trusted
-runs (the oracle, which computes every answer on the host) move each array
-down and up again; honest code does not."""
+each process's start, and whatever a submission moved itself. They are
+logged, never judged: the judge's own copies outweigh what computing on the
+host adds (measured: pipeline.log_host_traffic)."""
 
 from __future__ import annotations
 

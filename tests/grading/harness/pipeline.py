@@ -12,8 +12,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .building import BINARY_CAP, build_part, prepare_work, suspicious_symbols
 from . import pcie
+from .building import BINARY_CAP, build_part, prepare_work, suspicious_symbols
 from .course_table import LAB, PARTS, all_questions, read_documents, read_manifest
 from .gpus import gpu_place, gpu_view
 from .judging import QuestionResult, judge_cases
@@ -97,7 +97,7 @@ def run_grading(g: Grading, base: Path, results: dict[str, QuestionResult], trus
     stamps.append(("tests", time.monotonic()))
     with pcie.Meter(g.gpu_place[len("gpu-"):]) as meter:
         claims = run_cases(g, by_part, trusted.seconds, lambda part, large: trusted.part(part, large, gpu_env)[1])
-    notes += host_traffic(meter.bytes, trusted.pcie.get(gpu_env.get("CUDA_VISIBLE_DEVICES", "")), g)
+    log_host_traffic(g.logs / "pcie.tsv", meter.bytes, trusted.pcie.get(gpu_env.get("CUDA_VISIBLE_DEVICES", "")))
     stamps.append(("sanitizers", time.monotonic()))
     # After the graded runs, never beside them: the GPU time-slices between
     # processes, and sanitized kernels beside a graded test pushed the
@@ -123,15 +123,14 @@ def run_grading(g: Grading, base: Path, results: dict[str, QuestionResult], trus
     return notes
 
 
-def host_traffic(tests: int | None, trusted: int | None, g: Grading) -> list[str]:
+def log_host_traffic(path: Path, tests: int | None, trusted: int | None) -> None:
     """The PCIe bytes of the grading's test phase and of the trusted runs
-    (pcie.py) into logs/pcie.tsv, for a person; no note and no verdict: on
-    the reference the judged tests moved 1.12 times what the trusted runs
-    (which compute every answer on the host) moved, since the judge's own
-    uploads and read-backs dominate both (README: what the trust rests on)."""
+    (pcie.py) into `path`, for a person; no note and no verdict: on the
+    reference the judged tests moved 1.12 times what the trusted runs (which
+    compute every answer on the host) moved, since the judge's own uploads
+    and read-backs dominate both (README: what the trust rests on)."""
     if tests is not None:
-        (g.logs / "pcie.tsv").write_text(f"tests\t{tests}\n" + (f"trusted runs\t{trusted}\n" if trusted else ""))
-    return []
+        path.write_text(f"tests\t{tests}\n" + (f"trusted runs\t{trusted}\n" if trusted else ""))
 
 
 def build_parts(g: Grading, base: Path, results: dict[str, QuestionResult], notes: list[str]) -> list[str]:

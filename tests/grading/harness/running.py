@@ -234,7 +234,7 @@ class Grading:
         this grading's private folder up to results_cap, are compared with the
         trusted run's (`expected`) at once and dropped: returns how it ended and
         what differs first ("" when nothing does, or nothing was compared).
-        No file a test leaves is read."""
+        No file a test leaves is read. A GPU place never free: LabError."""
         left = self.budget.left()
         if left <= 0:
             return Outcome("failed", f"not run: the submission's time budget ({self.opts.budget:g} s, BUDGET) "
@@ -244,18 +244,15 @@ class Grading:
         limit = min(timeout, left)
         stem = self.private / f"{hashlib.sha256(case.name.encode()).hexdigest()[:16]}-{binary.name}"
         cap = results_cap(expected, case.name)
-        try:
-            if self.opts.judge:
-                r, graded, results, report, _ = self.judged(part_of(binary), case.name, limit, log_path, stem,
-                                                            cap, LEFT_FILE_CAP)
-                if graded is not None:
-                    r.peak_memory = graded.peak_memory
-                    r.limit = graded.limit
-            else:
-                r, results, report, _ = self.sandboxed_with_pipes([str(binary), case.name], sb.TEST, limit, log_path,
-                                                                  stem, cap, LEFT_FILE_CAP)
-        except LabError as err:
-            return Outcome("not-graded", f"not graded, a lab error: {err}"), ""
+        if self.opts.judge:
+            r, graded, results, report, _ = self.judged(part_of(binary), case.name, limit, log_path, stem,
+                                                        cap, LEFT_FILE_CAP)
+            if graded is not None:
+                r.peak_memory = graded.peak_memory
+                r.limit = graded.limit
+        else:
+            r, results, report, _ = self.sandboxed_with_pipes([str(binary), case.name], sb.TEST, limit, log_path,
+                                                              stem, cap, LEFT_FILE_CAP)
         self.peaks[case.name] = r.peak_memory
         stream = results.finish()
         differs = res.compare(stream, expected, case.name) if expected is not None else ""

@@ -81,12 +81,13 @@ class TrustedRuns:
         first: the runs take about their longest case, not a part's sum."""
         started = time.monotonic()
         gpu = gpu_env.get("CUDA_VISIBLE_DEVICES", "")
-        meter = pcie.Meter(gpu_place(self.base, gpu_env)[len("gpu-"):]).__enter__()
         jobs = [(part, c) for part in parts for c in read_test_cases(LAB, part) if self.opts.large or not c.large]
         jobs.sort(key=lambda job: (not job[1].large, -self.limit(*job)))
-        with ThreadPoolExecutor(max_workers=max(1, self.opts.trusted_jobs)) as pool:
+        with pcie.Meter(gpu_place(self.base, gpu_env)[len("gpu-"):]) as meter, \
+                ThreadPoolExecutor(max_workers=max(1, self.opts.trusted_jobs)) as pool:
             pieces = list(pool.map(lambda ij: self._process(ij[1][0], ij[1][1], f"{ij[1][0]}{gpu}-{ij[0]}", gpu_env),
                                    enumerate(jobs)))
+        self.pcie[gpu] = meter.bytes
         # One stream per part and tier: frames carry their test's name, so the
         # pieces' files, one after another, are a stream (a piece cut short is
         # left out: its tests then have no trusted results, a lab error).
@@ -102,8 +103,6 @@ class TrustedRuns:
                                     shutil.copyfileobj(f, out)
                 self.results[(part, large, gpu)] = (ends, res.read_stream(combined))
         self.wall[gpu] = time.monotonic() - started
-        meter.__exit__()
-        self.pcie[gpu] = meter.bytes
 
     def _process(self, part: str, case: TestCase, stem: str, gpu_env: dict) -> tuple[dict[str, Trusted], res.Stream]:
         """One trusted process running one test case: how it ended, and its results."""
