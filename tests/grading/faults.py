@@ -364,6 +364,23 @@ MEMORY_HOG = _gpu_hog(12 << 10)
 # 256 MiB for 20 s before its tests (selftest's grading beside a hog).
 GPU_HOG = _gpu_hog(256, 20)
 
+# The reference, slowed only where compute-sanitizer runs it: a constructor
+# that sleeps 40 s when the sanitizer's injection library is named in the
+# environment. Full points (its code is the reference's); the sanitized runs'
+# limits, from the graded runs' time, bound what it costs the class's grading.
+SANITIZER_STALL = r"""
+#include <chrono>
+#include <cstdlib>
+#include <thread>
+namespace {
+struct Stall {
+    Stall() {
+        if (std::getenv("CUDA_INJECTION64_PATH") != nullptr) std::this_thread::sleep_for(std::chrono::seconds(40));
+    }
+} stall;
+}  // namespace
+"""
+
 # A test process that takes what it can of the machine before the tests:
 # threads until one cannot start, /tmp and /dev/shm until they are full, then
 # 16 GiB of host memory, touched. Its limits stop it (sandbox.TEST): the
@@ -1079,6 +1096,8 @@ ATTACKS = [
            "std::merge of its inputs",
            lambda lab, skel, ref: {**skel, P1: _part1_on_host(skel[P1], EXIT_REWRITER, "rememberForExit")},
            PART1_ZERO, parts=["part1"]),
+    Attack("sanitizer-stall", "the reference, plus a constructor that sleeps 40 s only under compute-sanitizer",
+           _reference_part1_with(SANITIZER_STALL), {}, parts=["part1"], sanitize=True),
     Attack("late-writer", "Part 1's kernels launched for show, each merge done on the host by a thread that starts "
            "as the launcher returns, racing the judge's reading",
            lambda lab, skel, ref: {**skel, P1: _part1_on_host(skel[P1], LATE_WRITER, "mergeLater")},

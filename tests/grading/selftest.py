@@ -134,6 +134,8 @@ def main() -> int:
         if traffic.exists():
             moved += " [" + ", ".join(f"{k} {int(v) >> 20} MiB" for k, v in
                                       (ln.split("\t") for ln in traffic.read_text().splitlines())) + "]"
+        if "runs' time predicts about" in (out / "results" / name / "results.json").read_text():
+            moved += " (noted: a sanitized run's time)"
         rows.append(f"{name:<16} {time.monotonic() - t1:6.0f} s {moved} " + ", ".join(verdicts))
         print(rows[-1], flush=True)
     trusted.close()
