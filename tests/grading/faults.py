@@ -365,17 +365,24 @@ MEMORY_HOG = _gpu_hog(12 << 10)
 GPU_HOG = _gpu_hog(256, 20)
 
 # The reference, slowed only where compute-sanitizer runs it: a constructor
-# that sleeps 40 s when the sanitizer's injection library is named in the
-# environment. Full points (its code is the reference's); the sanitized runs'
-# limits, from the graded runs' time, bound what it costs the class's grading.
+# that sleeps 40 s when the environment holds the variables compute-sanitizer
+# gives the process it starts (NV_SANITIZER_INJECTION_*, as common/gpu.cpp
+# looks for them). Full points (its code is the reference's); the sanitized
+# runs' limits, from the graded runs' time, bound what it costs the class's
+# grading, and the time past SANITIZED_NOTE of the expected is a note.
 SANITIZER_STALL = r"""
 #include <chrono>
-#include <cstdlib>
+#include <cstring>
 #include <thread>
+#include <unistd.h>
 namespace {
 struct Stall {
     Stall() {
-        if (std::getenv("CUDA_INJECTION64_PATH") != nullptr) std::this_thread::sleep_for(std::chrono::seconds(40));
+        for (char** e = environ; *e != nullptr; ++e)
+            if (std::strncmp(*e, "NV_SANITIZER_INJECTION", 22) == 0) {
+                std::this_thread::sleep_for(std::chrono::seconds(40));
+                return;
+            }
     }
 } stall;
 }  // namespace
@@ -955,6 +962,7 @@ class Attack:
     expect: dict[str, str]  # as Fault.expect; unnamed questions: "zero" for forgeries, "full" otherwise
     parts: list[str] | None = None
     sanitize: bool = False
+    noted: str | None = None  # words that the grading's notes must hold
 
 
 def skeleton_submission(lab: Path) -> dict[str, str]:
@@ -1097,7 +1105,8 @@ ATTACKS = [
            lambda lab, skel, ref: {**skel, P1: _part1_on_host(skel[P1], EXIT_REWRITER, "rememberForExit")},
            PART1_ZERO, parts=["part1"]),
     Attack("sanitizer-stall", "the reference, plus a constructor that sleeps 40 s only under compute-sanitizer",
-           _reference_part1_with(SANITIZER_STALL), {}, parts=["part1"], sanitize=True),
+           _reference_part1_with(SANITIZER_STALL), {}, parts=["part1"], sanitize=True,
+           noted="runs' time predicts about"),
     Attack("late-writer", "Part 1's kernels launched for show, each merge done on the host by a thread that starts "
            "as the launcher returns, racing the judge's reading",
            lambda lab, skel, ref: {**skel, P1: _part1_on_host(skel[P1], LATE_WRITER, "mergeLater")},

@@ -57,15 +57,15 @@ def main() -> int:
 
     reference = F.reference_submission(LAB)
     skeleton = F.skeleton_submission(LAB)
-    cases = [("reference", reference, {q: "full" for q in all_questions(LAB)}, None, False),
-             ("skeleton", {}, {q: "zero" for q in all_questions(LAB)}, None, False),
-             ("reference-sanitized", reference, {q: "full" for q in all_questions(LAB)}, None, True)]
+    cases = [("reference", reference, {q: "full" for q in all_questions(LAB)}, None, False, None),
+             ("skeleton", {}, {q: "zero" for q in all_questions(LAB)}, None, False, None),
+             ("reference-sanitized", reference, {q: "full" for q in all_questions(LAB)}, None, True, None)]
     for f in F.FAULTS:
-        cases.append((f.name, F.apply(f, reference), f.expect, f.parts, f.sanitize))
+        cases.append((f.name, F.apply(f, reference), f.expect, f.parts, f.sanitize, None))
     for a in F.ATTACKS:
         files = {rel: text.replace("{LAB}", str(LAB)).replace("{OUT}", str(out)).replace("{SELF}", a.name)
                  for rel, text in a.make(LAB, skeleton, reference).items()}
-        cases.append((a.name, files, a.expect, a.parts, a.sanitize))
+        cases.append((a.name, files, a.expect, a.parts, a.sanitize, a.noted))
     if args.only:
         wanted = set(args.only.split(","))
         cases = [c for c in cases if c[0] in wanted]
@@ -90,7 +90,7 @@ def main() -> int:
     lab_before = tree_hash(LAB / "part1_merge_path") + (LAB / "Makefile").read_text()
 
     def build(case):
-        name, files, _, parts, _ = case
+        name, files, _, parts, *_ = case
         folder = out / "submissions" / name
         shutil.rmtree(folder, ignore_errors=True)  # (--resume: written again)
         folder.mkdir(parents=True)
@@ -110,7 +110,7 @@ def main() -> int:
 
     rows, failures = [], 0
     trusted = TrustedRuns(base, options(None, False), out / "trusted-logs")  # one seed: one trusted run for all
-    for (name, _, expect, parts, sanitize), (folder, work) in zip(cases, built):
+    for (name, _, expect, parts, sanitize, noted), (folder, work) in zip(cases, built):
         t1 = time.monotonic()
         timing = args.timing and name == "reference"
         with lease(visible_gpus()[:1], 3600) as gpu_env, Meter(visible_gpus()[0][1]) as meter:  # as make grade
@@ -134,8 +134,12 @@ def main() -> int:
         if traffic.exists():
             moved += " [" + ", ".join(f"{k} {int(v) >> 20} MiB" for k, v in
                                       (ln.split("\t") for ln in traffic.read_text().splitlines())) + "]"
-        if "runs' time predicts about" in (out / "results" / name / "results.json").read_text():
+        report = (out / "results" / name / "results.json").read_text()
+        if "runs' time predicts about" in report:
             moved += " (noted: a sanitized run's time)"
+        if noted is not None and noted not in report:
+            failures += 1
+            moved += f" (WRONG: no note saying {noted!r})"
         rows.append(f"{name:<16} {time.monotonic() - t1:6.0f} s {moved} " + ", ".join(verdicts))
         print(rows[-1], flush=True)
     trusted.close()
@@ -145,7 +149,7 @@ def main() -> int:
     if args.beside_hog:
         failures += grade_beside_a_hog(out, base, args.arch, reference)
     if args.class_size:
-        failures += grade_a_large_class(out, base, args.arch, args.class_size, reference, skeleton)
+        failures += grade_a_large_class(out, base, args.arch, args.class_size, reference, skeleton, args.no_large)
     print(f"\n{len(cases)} submissions graded; {failures} question(s) or check(s) other than expected")
     return 1 if failures else 0
 
@@ -261,17 +265,21 @@ def grade_beside_a_hog(out: Path, base: Path, arch: str, reference: dict) -> int
     return 0 if ok else 1
 
 
-def grade_a_large_class(out: Path, base: Path, arch: str, size: int, reference: dict, skeleton: dict) -> int:
+def grade_a_large_class(out: Path, base: Path, arch: str, size: int, reference: dict, skeleton: dict,
+                        no_large: bool) -> int:
     """make grade-all of a class of `size` with the default options
-    (sanitizers on) on this machine's GPUs: two skeletons, two attacks, four
-    planted faults, the rest the reference; students per GPU-hour and where
-    the time went. The references must get full marks."""
+    (sanitizers on; the [large] tier too unless `no_large`) on this machine's
+    GPUs: two skeletons, two attacks, a planted fault in each part, the rest
+    the reference; students per GPU-hour and where the time went. The
+    references must get full marks."""
     cls = out / "large-class"
     attacks = {a.name: a for a in F.ATTACKS}
     members: dict[str, dict] = {"skeleton-1": skeleton, "skeleton-2": skeleton}
     members["exit-rewriter"] = attacks["exit-rewriter"].make(LAB, skeleton, reference)
     members["host-pool"] = attacks["host-pool"].make(LAB, skeleton, reference)
-    for f in [f for f in F.FAULTS if not f.parts][:4]:
+    for part, _ in PARTS:  # a fault that a test finds (not the build, a hang, a tool or the [large] tier)
+        f = next(f for f in F.FAULTS if f.parts == [part] and not f.sanitize
+                 and f.name not in ("compile-error", "hang") and not f.name.startswith("index32"))
         members[f"fault-{f.name}"] = F.apply(f, reference)
     for i in range(size - len(members)):
         members[f"reference-{i + 1}"] = reference
@@ -282,7 +290,8 @@ def grade_a_large_class(out: Path, base: Path, arch: str, size: int, reference: 
     gpus = len(visible_gpus())
     started, wall = time.monotonic(), time.time()
     status = G.main(["grade-all", "--submissions", str(cls), "--out", str(grades), "--seed", "20121125",
-                     "--arch", arch, "--work-root", str(out / "work"), "--base", str(base)])
+                     "--arch", arch, "--work-root", str(out / "work"), "--base", str(base),
+                     *(["--no-large", "1"] if no_large else [])])
     seconds = time.monotonic() - started
     table = course.load(LAB)
     full = table.code_points() + table.code_points(bonus=True)
@@ -302,7 +311,8 @@ def grade_a_large_class(out: Path, base: Path, arch: str, size: int, reference: 
             f"{k} {int(v) >> 20} MiB" for k, v in (ln.split("\t") for ln in traffic.read_text().splitlines()))
             if traffic.exists() else ""))
     now = sum((grades / n / "summary.json").stat().st_mtime >= wall for n in summaries)  # not earlier (--resume)
-    print(f"grade-all, a class of {size} on {gpus} GPU(s), sanitizers on: {graded} graded, {now} of them in "
+    print(f"grade-all, a class of {size} on {gpus} GPU(s), sanitizers on, [large] tier "
+          f"{'off' if no_large else 'on'}: {graded} graded, {now} of them in "
           f"{seconds:.0f} s, {now / (seconds / 3600) / gpus:.0f} students per GPU-hour; summed over the gradings: "
           + ", ".join(f"{k} {v:.0f} s" for k, v in phases.items())
           + (f"; references not full: {wrong}" if wrong else ""))

@@ -72,9 +72,11 @@ class SanitizedRuns:
 # each tool's run over a question's cases took 2-40 s, at most 0.96 of this
 # (X3 under racecheck). The limit is SANITIZED_LIMIT times it (Q1's: about
 # 290 s, where ten times its cases' limits allowed 3150 s); past
-# SANITIZED_NOTE times, a note for a person.
+# SANITIZED_NOTE times, a note for a person: well above every honest run
+# measured (at most 1.05 times it), and low enough that a process stalled 40 s only under
+# the sanitizer (the sanitizer-stall attack) is noted.
 SANITIZER_COST = {"memcheck": (25.0, 0.5), "racecheck": (25.0, 0.5), "synccheck": (25.0, 0.5)}
-SANITIZED_LIMIT, SANITIZED_NOTE = 4.0, 2.0
+SANITIZED_LIMIT, SANITIZED_NOTE = 4.0, 1.5
 
 
 def expected_seconds(g: Grading, runs: SanitizedRuns, qid: str, tool: str) -> float:
