@@ -69,6 +69,7 @@ const char* hostCopy(std::size_t i);
 std::size_t hostMemoryCallCount();
 const char* hostMemoryCall(std::size_t i);
 const char* faultMessage();  // the last fault, "" if none (or cleared)
+const char* faultKind();     // what kind it was, in words: "a shared-memory race", "a barrier error", ...
 std::size_t faultCount();    // the faults so far
 
 // A fresh start after a fault: the errors and the fault message cleared, the

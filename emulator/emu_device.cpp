@@ -62,6 +62,12 @@ const SharedVariable* sharedVariableAt(const char* p) {
     return p < it->start + it->bytes ? &*it : nullptr;
 }
 
+const SharedVariable* sharedVariableBefore(const char* p) {
+    auto it = std::upper_bound(sharedVariables.begin(), sharedVariables.end(), p,
+                               [](const char* x, const SharedVariable& v) { return x < v.start; });
+    return it == sharedVariables.begin() ? nullptr : &*std::prev(it);
+}
+
 void* dynamicShared() {
     ensureArena();
     return arena;
@@ -76,7 +82,9 @@ void* sharedVariable(std::size_t bytes, std::size_t alignment, const char* name)
         std::fprintf(stderr, "emulator: the program's __shared__ variables exceed %zu MB\n", kArenaBytes >> 20);
         std::exit(1);
     }
-    arenaUsed = start + bytes;
+    // A gap after each variable, which no variable takes: an access that runs
+    // past a variable's end lands there, and is reported (emu_memcheck.cpp).
+    arenaUsed = start + bytes + kSharedGap;
     std::memset(arena + start, 0xA5, bytes);  // the poison, never zero
     sharedVariables.push_back({arena + start, bytes, name});
     return arena + start;
@@ -167,6 +175,7 @@ namespace {
 // A block's start: its shared memory poisoned, a fresh fiber per thread, each
 // with its own copy of the kernel's parameters at the top of its stack.
 void startBlock(Launch& l) {
+    forgetWrites();
     ++blockGeneration;
     ++interval;
     // Shared memory starts as the poison (0xA5 bytes), never zero: the
@@ -204,7 +213,7 @@ void runBlock(Launch& l) {
             if (l.thread[t].state != State::Ready) continue;
             // a fault's setcontext(&scheduler) returns here too, through resume()
             resume(l, t);
-            if (l.aborted) return;
+            if (l.aborted || !settleWrites()) return;
         }
         bool allDone = true;
         for (const Thread& th : l.thread) allDone = allDone && th.state == State::Done;

@@ -11,6 +11,7 @@ namespace emu {
 namespace {
 
 std::string lastFault;
+const char* lastKind = "";
 std::size_t faults = 0;   // every fault so far
 std::string caseContext;  // the test case running now (CaseContext), for the reports
 
@@ -50,20 +51,33 @@ std::string threadList(const std::vector<int>& ids, Launch& l, bool placed) {
 // stackOf), which name the kernel as compiled (template arguments filled in)
 // and, when `placed`, the line; without them, the kernel as written at the
 // launch.
-void reportFault(const std::string& what, const std::vector<std::uintptr_t>& stack, bool placed) {
+const char* kindText(Fault kind) {
+    switch (kind) {
+        case Fault::Race: return "a shared-memory race";
+        case Fault::Barrier: return "a barrier error";
+        case Fault::Bounds: return "an out-of-bounds access";
+        case Fault::Pointer: return "an access outside device memory";
+        case Fault::Warp: return "a warp-operation error";
+        case Fault::SharedSize: return "more static shared memory than a block has";
+    }
+    return "a fault";
+}
+
+void reportFault(Fault kind, const std::string& what, const std::vector<std::uintptr_t>& stack, bool placed) {
     const Chain chain = kernelChain(stack);
     const std::string kernel = chain.kernel.empty() ? active->name : chain.kernel;
     lastFault = "EMULATED GPU FAULT: " + what + " in " + kernel + (placed ? placeText(chain.frames) : "");
+    lastKind = kindText(kind);
     ++faults;
     std::fprintf(stderr, "%s%s\n", lastFault.c_str(), caseContext.empty() ? "" : (" [" + caseContext + "]").c_str());
     std::fflush(stderr);
-    stickyError = cudaErrorIllegalAddress;
+    stickyError = cudaErrorIllegalAddress;  // what the program's CUDA calls return from now on
     active->aborted = true;
 }
 
 // The same from inside a thread, whose fiber is then dropped.
-void faultHere(const std::string& what) {
-    reportFault(what + " by " + where(*active, active->current), stackHere());
+void faultHere(Fault kind, const std::string& what) {
+    reportFault(kind, what + " by " + where(*active, active->current), stackHere());
     inKernel = false;
     setcontext(&scheduler);  // back into resume(), never to this fiber
     std::abort();
@@ -71,12 +85,14 @@ void faultHere(const std::string& what) {
 
 // ---------------------------------------------------------------- the controls (emu.hpp)
 const char* faultMessage() { return lastFault.c_str(); }
+const char* faultKind() { return lastKind; }
 std::size_t faultCount() { return faults; }
 
 void clearFault() {
     stickyError = cudaSuccess;
     lastError = cudaSuccess;
     lastFault.clear();
+    lastKind = "";
 }
 
 CaseContext::CaseContext(const char* text) { caseContext = text ? text : ""; }

@@ -22,6 +22,7 @@ constexpr std::size_t kDynamicSharedLimit = 48 * 1024;
 constexpr std::size_t kStackBytes = 256 * 1024;  // per CUDA thread, parameters included
 constexpr std::size_t kParamBytes = 32 * 1024;   // at the top of each stack
 constexpr std::size_t kArenaBytes = 64 << 20;    // all shared memory (emu_device.cpp)
+constexpr std::size_t kSharedGap = 1024;         // unused bytes after each shared variable
 
 inline bool inRange(const void* p, const void* lo, const void* hi) {
     return reinterpret_cast<std::uintptr_t>(p) >= reinterpret_cast<std::uintptr_t>(lo) &&
@@ -71,7 +72,9 @@ extern char* arena;
 extern std::size_t arenaUsed;
 
 inline bool inShared(const void* p) { return arena && inRange(p, arena, arena + arenaUsed); }
+inline bool inArena(const void* p) { return arena && inRange(p, arena, arena + kArenaBytes); }
 const SharedVariable* sharedVariableAt(const char* p);
+const SharedVariable* sharedVariableBefore(const char* p);  // the last one that starts before p
 
 // ---------------------------------------------------------------- threads and launches (emu_device.cpp)
 enum class State { Ready, AtBarrier, AtWarp, Done };
@@ -185,7 +188,15 @@ void profileBarrier(const Launch& l);
 std::string hex(const void* p);
 std::string where(const Launch& l, int t);
 std::string threadList(const std::vector<int>& ids, Launch& l, bool placed = false);
-void reportFault(const std::string& what, const std::vector<std::uintptr_t>& stack = {}, bool placed = true);
-[[noreturn]] void faultHere(const std::string& what);
+// The kinds of fault, each named in words in the reports (faultKind).
+enum class Fault { Race, Barrier, Bounds, Pointer, Warp, SharedSize };
+void reportFault(Fault kind, const std::string& what, const std::vector<std::uintptr_t>& stack = {},
+                 bool placed = true);
+[[noreturn]] void faultHere(Fault kind, const std::string& what);
+// From the scheduler or a thread: the writes to shared memory that followed
+// another thread's write in the same interval are compared with it now that
+// they are done (a race only when the value changed); false after reporting one.
+bool settleWrites();
+void forgetWrites();  // a block's start
 
 }  // namespace emu

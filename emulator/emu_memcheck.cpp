@@ -82,8 +82,37 @@ void countStaticShared(Launch& l, const char* p) {
     l.sharedVariables.push_back(v);
     l.staticShared += v->bytes;
     if (l.staticShared > kStaticSharedLimit)
-        faultHere(std::to_string(l.staticShared) + " bytes of static shared memory, more than a block's 48 KB (" +
+        faultHere(Fault::SharedSize, std::to_string(l.staticShared) + " bytes of static shared memory, more than a block's 48 KB (" +
                   std::to_string(kStaticSharedLimit) + "), used");
+}
+
+// A write to a byte another thread wrote in the same interval, waiting for
+// its store to be done: the byte as the first writer left it, and who wrote.
+struct PendingWrite {
+    const char* byte;
+    unsigned char before;
+    std::uint16_t first, second;
+    std::uint32_t firstCode, secondCode;
+};
+std::vector<PendingWrite> pending;
+
+// An access to shared memory outside every shared variable and past the
+// launch's dynamic shared memory, in words ("" when inside): the variable
+// it ran past, the element and the bound in units of the access's size.
+std::string sharedOverflow(const Launch& l, const char* p, std::size_t bytes, bool write) {
+    const std::string access = std::string(write ? "write" : "read") + " of " + std::to_string(bytes) + " bytes";
+    if (p < arena + kDynamicSharedLimit) {
+        if (static_cast<std::size_t>(p - arena) + bytes <= l.dynamicShared) return "";
+        return access + " at byte " + std::to_string(p - arena) + " of dynamic shared memory, past the launch's " +
+               std::to_string(l.dynamicShared) + " bytes";
+    }
+    const SharedVariable* v = sharedVariableAt(p);
+    if (v && p + bytes <= v->start + v->bytes) return "";
+    const SharedVariable* before = v ? v : sharedVariableBefore(p);
+    if (!before) return access + " at " + hex(p) + ", outside every shared variable";
+    const std::size_t at = static_cast<std::size_t>(p - before->start);
+    return access + " at element " + std::to_string(at / bytes) + " of shared variable '" + before->name + "' (" +
+           std::to_string(before->bytes / bytes) + " elements of " + std::to_string(bytes) + " bytes), past its end";
 }
 
 // A read of shared memory no thread of the block has written is no error:
@@ -104,8 +133,9 @@ void checkShared(const char* p, std::size_t bytes, bool write, const void* from)
         }
         if (!write) {
             if (s.writeInterval == interval && s.writer != t && !orderedInWarp(l, s.writer, s.writeWarpSync, t))
-                faultHere("shared-memory race on " + sharedName(p + i) + ": written by " + where(l, s.writer) +
-                          placeOf(codeAddress(s.writeCode)) + " and read, with no barrier between,");
+                faultHere(Fault::Race, "shared-memory race on " + sharedName(p + i) + ": written by " +
+                                           where(l, s.writer) + placeOf(codeAddress(s.writeCode)) +
+                                           " and read, with no barrier between,");
             if (s.readInterval != interval) {
                 s.readInterval = interval;
                 s.reader = static_cast<std::uint16_t>(t);
@@ -119,13 +149,16 @@ void checkShared(const char* p, std::size_t bytes, bool write, const void* from)
                 s.readWarpSync = std::max(s.readWarpSync, ws);
             }
         } else {
+            // Another thread's write in this interval: a race only if this one
+            // changes the value (racecheck's verdict too), which settleWrites
+            // sees once the store is done.
             if (s.written && s.writeInterval == interval && s.writer != t &&
                 !orderedInWarp(l, s.writer, s.writeWarpSync, t))
-                faultHere("shared-memory race on " + sharedName(p + i) + ": written by " + where(l, s.writer) +
-                          placeOf(codeAddress(s.writeCode)) + " and written again, with no barrier between,");
+                pending.push_back({p + i, static_cast<unsigned char>(p[i]), s.writer, static_cast<std::uint16_t>(t),
+                                   s.writeCode, code});
             if (s.readInterval == interval && (s.manyReaders || s.reader != t) &&
                 !(s.readWarp == t / 32 && l.warpSyncs[t / 32] > s.readWarpSync))
-                faultHere("shared-memory race on " + sharedName(p + i) + ": read by " +
+                faultHere(Fault::Race, "shared-memory race on " + sharedName(p + i) + ": read by " +
                           (s.manyReaders ? "several threads (the last" + placeOf(codeAddress(s.readCode)) + ")"
                                          : where(l, s.reader) + placeOf(codeAddress(s.readCode))) +
                           " and written, with no barrier between,");
@@ -154,7 +187,13 @@ void access(const void* address, std::size_t bytes, bool write, const void* from
     if (!inKernel) return;
     Unchecked unchecked;
     const char* p = static_cast<const char*>(address);
-    if (inShared(p)) {
+    if (!settleWrites()) {  // a race, reported
+        inKernel = false;
+        setcontext(&scheduler);
+    }
+    if (inArena(p)) {
+        if (std::string overflow = sharedOverflow(*active, p, bytes, write); !overflow.empty())
+            faultHere(Fault::Bounds, overflow + ",");
         checkShared(p, bytes, write, from);
         if (profileOn) profileAccess(p, bytes, write, true, from);
         return;
@@ -179,17 +218,38 @@ void access(const void* address, std::size_t bytes, bool write, const void* from
     }
     std::ostringstream os;
     os << (write ? "write" : "read") << " of " << bytes << " bytes at " << hex(p);
-    if (const Allocation* m = allocationNear(a)) {
+    const Allocation* m = allocationNear(a);
+    const bool outside = m != nullptr;
+    if (m) {
         const long long off = static_cast<long long>(a - reinterpret_cast<std::uintptr_t>(m->start));
         os << ", out of bounds: " << (off < 0 ? std::to_string(-off) + " bytes before" : std::to_string(off - static_cast<long long>(m->bytes)) + " bytes past the end of")
            << " a " << m->bytes << "-byte " << (m->device ? "device allocation" : "host allocation") << ",";
     } else {
         os << ", which is not device memory (a host pointer? memory already freed?),";
     }
-    faultHere(os.str());
+    faultHere(outside ? Fault::Bounds : Fault::Pointer, os.str());
 }
 
 }  // namespace
+
+bool settleWrites() {
+    if (pending.empty()) return true;
+    Unchecked unchecked;
+    std::vector<PendingWrite> now;
+    now.swap(pending);
+    for (const PendingWrite& w : now) {
+        if (static_cast<unsigned char>(*w.byte) == w.before) continue;
+        reportFault(Fault::Race, "shared-memory race on " + sharedName(w.byte) + ": written by " +
+                                     where(*active, w.first) + placeOf(codeAddress(w.firstCode)) +
+                                     " and written again with another value, with no barrier between, by " +
+                                     where(*active, w.second) + placeOf(codeAddress(w.secondCode)),
+                    {}, false);
+        return false;
+    }
+    return true;
+}
+
+void forgetWrites() { pending.clear(); }
 
 void checkAtomic(const void* address, std::size_t bytes) {
     if (!inKernel) return;

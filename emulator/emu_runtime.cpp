@@ -221,7 +221,7 @@ const char* cudaGetErrorString(cudaError_t err) {
         case cudaErrorMemoryAllocation: return "out of memory (emulated device; EMU_MEMORY_MB sets its size)";
         case cudaErrorInvalidConfiguration: return "invalid configuration argument";
         case cudaErrorInvalidDevicePointer: return "invalid device pointer";
-        case cudaErrorIllegalAddress: return "an illegal memory access was encountered (see the EMULATED GPU FAULT line)";
+        case cudaErrorIllegalAddress: return "the emulator stopped a kernel (see the EMULATED GPU FAULT line)";
         default: return cudaGetErrorName(err);
     }
 }

@@ -33,7 +33,7 @@ unsigned long long warpOperation(int op, unsigned mask, unsigned long long value
     const int lane = active->current % 32;
     if (!((mask >> lane) & 1u)) {
         Unchecked unchecked;
-        faultHere("a warp operation whose mask (" + hex(reinterpret_cast<void*>(static_cast<std::uintptr_t>(mask))) +
+        faultHere(Fault::Warp, "a warp operation whose mask (" + hex(reinterpret_cast<void*>(static_cast<std::uintptr_t>(mask))) +
                   ") leaves out the calling lane");
     }
     Thread& th = me();
@@ -78,7 +78,7 @@ bool releaseWarps(Launch& l) {
             const bool named = (mask >> (t - first)) & 1u;
             if (!named) continue;
             if (l.thread[t].state == State::Done) {
-                reportFault("a warp operation names lane " + std::to_string(t - first) + ", which has exited, by " +
+                reportFault(Fault::Warp, "a warp operation names lane " + std::to_string(t - first) + ", which has exited, by " +
                             where(l, waiting), stackOf(l, waiting));
                 return false;
             }
@@ -114,18 +114,18 @@ bool releaseBlock(Launch& l) {
         (s == State::AtBarrier ? at : s == State::Done ? done : elsewhere).push_back(t);
     }
     if (at.empty()) {
-        reportFault("deadlock: " + threadList(elsewhere, l, true) + " wait at warp operations that cannot complete",
+        reportFault(Fault::Barrier, "deadlock: " + threadList(elsewhere, l, true) + " wait at warp operations that cannot complete",
                     stackOf(l, elsewhere[0]), false);
         return false;
     }
     if (!elsewhere.empty()) {
-        reportFault("deadlock: " + threadList(at, l, true) + " wait at __syncthreads while " +
+        reportFault(Fault::Barrier, "deadlock: " + threadList(at, l, true) + " wait at __syncthreads while " +
                         threadList(elsewhere, l, true) + " wait at a warp operation that cannot complete",
                     stackOf(l, at[0]), false);
         return false;
     }
     if (!done.empty()) {
-        reportFault("a barrier some threads never reach: " + threadList(at, l, true) + " wait at __syncthreads, but " +
+        reportFault(Fault::Barrier, "a barrier some threads never reach: " + threadList(at, l, true) + " wait at __syncthreads, but " +
                         threadList(done, l) + " returned without reaching it",
                     stackOf(l, at[0]), false);
         return false;
@@ -165,7 +165,7 @@ unsigned activemask() {
 unsigned long long shuffle(unsigned mask, unsigned long long value, int kind, int lane, int width) {
     if (width <= 0 || width > 32 || (width & (width - 1))) {
         Unchecked unchecked;
-        faultHere("a shuffle with width " + std::to_string(width) + " (a power of two up to 32)");
+        faultHere(Fault::Warp, "a shuffle with width " + std::to_string(width) + " (a power of two up to 32)");
     }
     Thread& th = me();
     th.shuffleKind = kind;

@@ -44,6 +44,48 @@ __global__ void sharedFlag_k(int* out) {
     if (flag) out[threadIdx.x] = 1;  // read while thread 3 writes, no barrier between
 }
 
+// X1's right flag (the handout's hint): reset by one thread between two
+// barriers, set to 1 by many threads, read by all after the round's last
+// barrier. Many writes of the same value are no race (nor to racecheck).
+__global__ void oneResetFlag_k(int* out) {
+    __shared__ int flag;
+    for (int round = 0; round < 3; ++round) {
+        __syncthreads();  // everyone has read the last round's answer
+        if (threadIdx.x == 0) flag = 0;
+        __syncthreads();
+        if (static_cast<int>(threadIdx.x % 3) == round) flag = 1;
+        __syncthreads();
+        if (flag) out[threadIdx.x] += 1;
+    }
+}
+
+// The wrong flag: every thread resets it at the top of the loop, so a fast
+// thread's reset for the next round meets a slow thread's read of this one.
+__global__ void everyoneResetsFlag_k(int* out) {
+    __shared__ int flag;
+    for (int round = 0; round < 3; ++round) {
+        flag = 0;
+        __syncthreads();
+        if (static_cast<int>(threadIdx.x % 3) == round) flag = 1;
+        __syncthreads();
+        if (flag) out[threadIdx.x] += 1;
+    }
+}
+
+__global__ void twoValues_k(int* out) {
+    __shared__ int s;
+    if (threadIdx.x < 2) s = static_cast<int>(threadIdx.x) + 1;  // 1 and 2, no barrier between
+    __syncthreads();
+    out[threadIdx.x] = s;
+}
+
+__global__ void sharedOverflow_k(int* out) {
+    __shared__ int tile[64];
+    tile[threadIdx.x] = static_cast<int>(threadIdx.x);
+    __syncthreads();
+    out[threadIdx.x] = tile[threadIdx.x + 1];  // the last thread reads tile[64]
+}
+
 __global__ void unwrittenShared_k(int* out) {
     __shared__ int s[64];
     if (threadIdx.x < 32) s[threadIdx.x] = 1;
@@ -233,6 +275,35 @@ const std::vector<Case>& cases() {
         {"the shared flag every thread resets is a race", [] {
              sharedFlag_k<<<1, 64>>>(deviceInts(64, 0));
              return outcome("shared-memory race on shared variable 'flag'");
+         }},
+        {"many threads writing the same value between two barriers is no race (X1's right flag)", [] {
+             int* out = deviceInts(64, 0);
+             oneResetFlag_k<<<1, 64>>>(out);
+             if (std::string o = outcome(""); !o.empty()) return o;
+             for (int v : hostInts(out, 64))
+                 if (v != 3) return "a thread counted " + std::to_string(v) + " rounds instead of 3";
+             return std::string();
+         }},
+        {"a flag every thread resets at the top of the loop is a race", [] {
+             everyoneResetsFlag_k<<<1, 64>>>(deviceInts(64, 0));
+             return outcome("shared-memory race on shared variable 'flag'");
+         }},
+        {"two threads writing two values between two barriers is a race, named as such", [] {
+             twoValues_k<<<1, 64>>>(deviceInts(64, 0));
+             if (std::string o = outcome("written again with another value"); !o.empty()) return o;
+             return std::string(emu::faultKind()) == "a shared-memory race"
+                        ? std::string()
+                        : "kind '" + std::string(emu::faultKind()) + "'";
+         }},
+        {"a read past a shared array names the array, the element and its bound", [] {
+             sharedOverflow_k<<<1, 64>>>(deviceInts(64, 0));
+             if (std::string o = outcome("read of 4 bytes at element 64 of shared variable 'tile' (64 elements of 4 "
+                                         "bytes), past its end");
+                 !o.empty())
+                 return o;
+             return std::string(emu::faultKind()) == "an out-of-bounds access"
+                        ? std::string()
+                        : "kind '" + std::string(emu::faultKind()) + "'";
          }},
         {"shared memory no thread wrote reads as the poison, never zero", [] {
              int* out = deviceInts(64);

@@ -675,7 +675,9 @@ TraceLog traceCall(const std::function<void()>& call) {
         log.violations.push_back("it called " + std::string(emu::hostMemoryCall(i)) + ", which the lab does not allow (" +
                                  (i < callsBefore ? "outside a traced call" : "in the launcher") + ")");
     if (err != cudaSuccess)
-        log.fault = std::string(cudaGetErrorName(err)) + ": " + cudaGetErrorString(err) + " (" + emu::faultMessage() + ")";
+        log.fault = *emu::faultKind() ? "the emulator found " + std::string(emu::faultKind()) + " (" +
+                                            emu::faultMessage() + ")"
+                                      : "the emulated launch failed (" + std::string(cudaGetErrorName(err)) + ")";
     return log;
 }
 
@@ -694,7 +696,11 @@ Check checkTrace(const TraceLog& log, const std::vector<KernelRule>& rules, cons
         if (tracingRequired()) return failCheck("launch tracing did not run: " + log.why + " [" + what + "]");
         return {};
     }
+#ifdef LAB_EMULATED
+    if (!log.fault.empty()) return failCheck(log.fault + " [" + what + "]");
+#else
     if (!log.fault.empty()) return failCheck("the launch failed on the GPU (" + log.fault + ") [" + what + "]");
+#endif
     long long launched = 0;
     for (const KernelLaunch& k : log.kernels) launched += k.count;
     if (log.copyRecords < log.copyCalls || launched < log.launchCalls)
