@@ -98,11 +98,38 @@ Check checkEqual(const std::vector<T>& got, const std::vector<T>& expected, cons
     return failCheck(os.str());
 }
 
+// An output made of independent pieces of `length` values each (a batch's
+// merged pairs or sorted segments), named `name` in messages; length 0: one
+// array.
+struct Segments {
+    std::size_t length = 0;
+    const char* name = "segment";
+};
+
 // The full verdict on a merge or sort: equal to the stable reference. On a
 // mismatch it says which property broke first (order, permutation, then
-// stability), the most useful hint for whoever debugs the kernel.
+// stability), the most useful hint for whoever debugs the kernel. With
+// `segments`, the verdict is the first wrong piece's, in its own indices
+// ("pair 3 (outputs 24 to 31): not stable ..."), never a step from one piece
+// to the next.
 template <class T>
-Check checkOutput(const std::vector<T>& got, const std::vector<T>& expected, const std::string& context) {
+Check checkOutput(const std::vector<T>& got, const std::vector<T>& expected, const std::string& context,
+                  Segments segments = {}) {
+    const std::size_t len = segments.length;
+    if (len > 0 && got.size() == expected.size() && got.size() > len && got.size() % len == 0) {
+        const auto bad = std::mismatch(got.begin(), got.end(), expected.begin(),
+                                       [](const T& x, const T& y) { return x == y; });
+        if (bad.first == got.end()) return {};
+        const std::size_t first = static_cast<std::size_t>(bad.first - got.begin()) / len * len;
+        const std::vector<T> mine(got.begin() + first, got.begin() + first + len);
+        const std::vector<T> want(expected.begin() + first, expected.begin() + first + len);
+        Check c = checkOutput(mine, want, context);
+        std::ostringstream os;
+        os << segments.name << " " << first / len << " (outputs " << first << " to " << first + len - 1
+           << "): " << c.message;
+        c.message = os.str();
+        return c;
+    }
     Check equal = checkEqual(got, expected, context);
     if (equal) return equal;
     const auto unwritten = std::count_if(got.begin(), got.end(), [](const T& v) { return isPoison(v); });

@@ -131,9 +131,9 @@ private:
 // checkOutput against `expected` (order, permutation, stability).
 template <class T>
 Check checkDownloaded(const DeviceBuffer<T>& out, const std::vector<T>& got, const std::vector<T>& expected,
-                      const std::string& ctx) {
+                      const std::string& ctx, Segments segments = {}) {
     if (!out.guards()) return failCheck(out.guards().message + " [" + ctx + "]");
-    return checkOutput(got, expected, ctx);
+    return checkOutput(got, expected, ctx, segments);
 }
 
 // Downloads an output buffer and checks it (checkDownloaded).

@@ -54,7 +54,7 @@ private:
 // (order, permutation, stability). Graded builds check the guards alone and
 // never call `expected`: the graded process holds no answer.
 template <class T, class Expected>
-Check checkRecordedOutput(DeviceBuffer<T>& out, Expected expected, const std::string& ctx) {
+Check checkRecordedOutput(DeviceBuffer<T>& out, Expected expected, const std::string& ctx, Segments segments = {}) {
     const std::vector<T> got = out.download();
     record("output [" + ctx + "]", got);
     record("guards of the output intact", static_cast<std::uint64_t>(out.guards().ok));
@@ -62,23 +62,24 @@ Check checkRecordedOutput(DeviceBuffer<T>& out, Expected expected, const std::st
         if (!out.guards()) return failCheck(out.guards().message + " [" + ctx + "]");
         return {};
     } else {
-        return checkDownloaded(out, got, expected(), ctx);
+        return checkDownloaded(out, got, expected(), ctx, segments);
     }
 }
 
 // Uploads A and B, runs `launch(dA, dB, dM)` under the launch trace, then
 // checks the trace against `rules`, the output (`expected()` makes the answer
 // in make test's builds: checkRecordedOutput), and that A and B are unchanged (`nameB`
-// names the second input in messages: Part 2 passes the splits there).
+// names the second input in messages: Part 2 passes the splits there;
+// `segments`: a batch's pieces, each judged on its own).
 template <class T, class U, class Expected, class Launch>
 Check runMergeCase(const std::vector<T>& A, const std::vector<U>& B, std::size_t outputSize, Expected expected,
                    Launch launch, const std::string& ctx, const std::vector<KernelRule>& rules,
-                   const std::string& nameB = "B") {
+                   const std::string& nameB = "B", Segments segments = {}) {
     DeviceInput<T> dA(A);
     DeviceInput<U> dB(B);
     DeviceBuffer<T> dM(outputSize);
     if (Check c = tracedCall([&] { launch(dA.data(), dB.data(), dM.data()); }, rules, ctx); !c) return c;
-    if (Check c = checkRecordedOutput(dM, expected, ctx); !c) return c;
+    if (Check c = checkRecordedOutput(dM, expected, ctx, segments); !c) return c;
     if (Check c = dA.unchanged("A", ctx); !c) return c;
     return dB.unchanged(nameB, ctx);
 }

@@ -22,7 +22,7 @@ Check tunedMergeCase(const Batch& b, const std::vector<T>& in, int d, long long 
     return test::runMergeCase(
         in, b.split, in.size(), [&] { return test::expectedMerges(in, b.split, d); },
         [&](const T* dIn, const int* dSplit, T* dOut) { tuned::mergeSmallBatch(dIn, dSplit, dOut, d, N); }, ctx,
-        {{"mergeBatchTuned_k", 0, 0, N > 0}}, "split");
+        {{"mergeBatchTuned_k", 0, 0, N > 0}}, "split", Segments{static_cast<std::size_t>(d), "pair"});
 }
 
 template <class T>
@@ -30,7 +30,7 @@ Check tunedSortCase(const std::vector<T>& in, int d, long long N, const std::str
     return test::runMergeCase(
         in, std::vector<int>{}, in.size(), [&] { return test::expectedSorts(in, d); },
         [&](const T* dIn, const int*, T* dOut) { tuned::sortSmall(dIn, dOut, d, N); }, ctx,
-        {{"sortBatchTuned_k", 0, 0, N > 0}}, "(none)");
+        {{"sortBatchTuned_k", 0, 0, N > 0}}, "(none)", Segments{static_cast<std::size_t>(d), "segment"});
 }
 
 std::string shape(int d, long long N, const char* kind) {

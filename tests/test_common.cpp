@@ -106,6 +106,25 @@ TEST_CASE("Checkers tell an unstable result from a wrong one", "[common]") {
     CHECK(c.message.find("got 1#1, expected 1#0") != std::string::npos);
 }
 
+TEST_CASE("A batch's output is judged piece by piece, never across a boundary", "[common]") {
+    // Two merged pairs of 3: the second starts below the first's end, as pairs do.
+    const std::vector<Tagged> expected = {{4, 0}, {5, 1}, {6, 2}, {1, 3}, {1, 4}, {2, 5}};
+    CHECK(checkOutput(expected, expected, "ctx", Segments{3, "pair"}).ok);
+
+    const std::vector<Tagged> unstable = {{4, 0}, {5, 1}, {6, 2}, {1, 4}, {1, 3}, {2, 5}};
+    const Check c = checkOutput(unstable, expected, "ctx", Segments{3, "pair"});
+    CHECK_FALSE(c.ok);
+    CHECK(c.message.find("pair 1 (outputs 3 to 5): sorted and a permutation, but not stable") == 0);
+    CHECK(c.message.find("index 0: got 1#4, expected 1#3") != std::string::npos);
+
+    const std::vector<Tagged> unsorted = {{4, 0}, {5, 1}, {6, 2}, {1, 3}, {2, 5}, {1, 4}};
+    const Check d = checkOutput(unsorted, expected, "ctx", Segments{3, "segment"});
+    CHECK(d.message.find("segment 1 (outputs 3 to 5): not sorted: index 2") == 0);
+
+    // Without the pieces, the same unstable output reads as unsorted at the boundary.
+    CHECK(checkOutput(unstable, expected, "ctx").message.find("not sorted: index 3") != std::string::npos);
+}
+
 TEST_CASE("The sequential merge path equals std::merge and takes A first on ties", "[common][part1]") {
     for (InputKind kind : allInputKinds()) {
         for (std::size_t nA : {0, 1, 5, 64, 300}) {

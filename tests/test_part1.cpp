@@ -172,7 +172,7 @@ Check mergeManyCase(const std::vector<T>& A, int nA, const std::vector<T>& B, in
     return test::runMergeCase(
         A, B, A.size() + B.size(), expected,
         [&](const T* dA, const T* dB, T* dM) { mergeSmallMany(dA, nA, dB, nB, dM, count); }, ctx,
-        mergeSmallRules(count, nA + nB));
+        mergeSmallRules(count, nA + nB), "B", Segments{static_cast<std::size_t>(nA + nB), "pair"});
 }
 
 // `count` sorted runs of n keys each, concatenated; tags number the whole array.

@@ -31,7 +31,7 @@ Check mergeBatchCase(const std::vector<T>& in, const std::vector<int>& split, in
     return test::runMergeCase(
         in, split, in.size(), [&] { return expectedMerges(in, split, d); },
         [&](const T* dIn, const int* dSplit, T* dOut) { mergeSmallBatch(dIn, dSplit, dOut, d, N, tpb); }, ctx,
-        batchRules("mergeSmallBatch_k", d, N, tpb), "split");
+        batchRules("mergeSmallBatch_k", d, N, tpb), "split", Segments{static_cast<std::size_t>(d), "pair"});
 }
 
 template <class T>
@@ -40,7 +40,7 @@ Check sortBatchCase(const std::vector<T>& in, int d, long long N, int tpb, const
     return test::runMergeCase(
         in, none, in.size(), [&] { return expectedSorts(in, d); },
         [&](const T* dIn, const int*, T* dOut) { sortSmall(dIn, dOut, d, N, tpb); }, ctx,
-        batchRules("sortSmall_k", d, N, tpb), "(none)");
+        batchRules("sortSmall_k", d, N, tpb), "(none)", Segments{static_cast<std::size_t>(d), "segment"});
 }
 
 std::string shape(int d, long long N, int tpb, const char* kind) {
