@@ -928,6 +928,23 @@ class Unsandboxed(unittest.TestCase):
         self.assertIn("NOT GRADED: not graded without a sandbox", data["output"])
 
 
+class NoGpu(unittest.TestCase):
+    def test_make_grade_without_a_gpu_refuses_before_building_anything(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            out = Path(tmp) / "out"
+            args = argparse.Namespace(submission=str(CT.LAB), out=str(out), student=None, base=str(Path(tmp) / "base"))
+            with mock.patch.object(LOCAL, "gpu_listed", lambda: (False, "nvidia-smi lists no GPU")), \
+                    mock.patch.object(LOCAL, "prepare_base", side_effect=AssertionError("built without a GPU")), \
+                    mock.patch.object(LOCAL, "lease", side_effect=AssertionError("no GPU is held to refuse")):
+                opts = plain_options(None)
+                opts.unsandboxed = lambda: ""  # as where a sandbox starts
+                status = LOCAL.cmd_grade(args, opts)
+            data = json.loads((out / "results.json").read_text())
+        self.assertEqual(status, 1)
+        self.assertEqual(data["score"], 0)
+        self.assertIn("NOT GRADED: no GPU: nvidia-smi lists no GPU", data["output"])
+
+
 class HostTraffic(unittest.TestCase):
     """The test phase's PCIe bytes, read outside every graded process (pcie.py)."""
 

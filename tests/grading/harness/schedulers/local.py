@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from ..building import prepare_base
 from ..course_table import GradingError, LAB
-from ..gpus import LabError, lease, probe_held, visible_gpus
+from ..gpus import LabError, gpu_listed, lease, probe_held, visible_gpus
 from ..gradebook import Records, roster_of, still_to_grade, write_gradebook
 from ..outputs import refuse, say, take_report
 from ..pipeline import grade_one
@@ -34,11 +34,18 @@ def cmd_grade(args, opts: Options) -> int:
         raise GradingError(f"SUBMISSION={args.submission}: no such file or folder")
     out = Path(args.out).resolve()
     student = args.student or (submission.name if args.submission else "this-tree")
-    base = prepare_base(Path(args.base).resolve() if args.base else out / "base", opts, say)
     if why := opts.unsandboxed():
         refuse(out, student, why, opts.seed, take_report(submission, out))
         say(f"make grade refuses: {why}")
         return 2
+    listed, line = gpu_listed()  # before anything is built: a machine without a GPU is told at once
+    if not listed:
+        refuse(out, student, f"no GPU: {line}. Grading needs a GPU: run make grade on a machine with one.",
+               opts.seed, take_report(submission, out))
+        say(f"make grade: no GPU ({line}); nothing was built. Wrote {out / 'results.json'} with score 0. "
+            "Here, make test EMULATE=1 runs the graders on the CPU emulator (feedback, not a grade).")
+        return 1
+    base = prepare_base(Path(args.base).resolve() if args.base else out / "base", opts, say)
     try:
         with lease(visible_gpus(), opts.lease_wait, say) as gpu_env:
             ok, gpu, _ = probe_held(base, gpu_env, opts)
