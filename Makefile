@@ -500,6 +500,13 @@ grade:
 	@$(if $(filter 1,$(EMULATE)),echo "make grade runs on a GPU only: emulated runs (EMULATE=1) are never graded" >&2; exit 2)
 	@$(GRADE) grade $(if $(SUBMISSION),--submission '$(SUBMISSION)') --out '$(GRADE_OUT)' $(GRADE_OPTS)
 
+# A hand-in checked on any machine, no GPU needed: the files found, each part
+# built, the emulated graders per question (Gradescope's feedback; no grade).
+CHECK_OUT ?= check-results
+.PHONY: check-submission
+check-submission:
+	@$(GRADE) check-submission $(if $(SUBMISSION),--submission '$(SUBMISSION)') --out '$(CHECK_OUT)' $(GRADE_OPTS)
+
 grade-all:
 	@$(if $(filter 1,$(EMULATE)),echo "make grade-all runs on a GPU only: emulated runs (EMULATE=1) are never graded" >&2; exit 2)
 	@$(GRADE) grade-all --submissions '$(SUBMISSIONS)' --out '$(GRADES)' $(if $(REGRADE),--regrade '$(REGRADE)') $(GRADE_OPTS) $(SLURM_ARGS)
@@ -553,7 +560,7 @@ plots:
 # ---------------------------------------------------------------- misc
 .PHONY: clean help
 clean:
-	rm -rf $(BUILD) $(PARTS) $(GRADE_OUT) $(GRADES) dist
+	rm -rf $(BUILD) $(PARTS) $(GRADE_OUT) $(GRADES) $(CHECK_OUT) .$(CHECK_OUT)-base dist
 
 help:
 	@echo "make part1|part2|part3|extras  build a part's demo as ./part1, ./part2, ./part3, ./extras"
@@ -561,6 +568,8 @@ help:
 	@echo "make test EMULATE=1   the same graders on the CPU emulator (no GPU or CUDA needed; README, The CPU emulator)"
 	@echo "make sanitize         compute-sanitizer memcheck, racecheck, synccheck on the GPU tests"
 	@echo "make grade            grade this tree's student files (SUBMISSION=folder|archive grades another)"
+	@echo "make check-submission check a hand-in before the deadline, on any machine: files found, builds, emulated"
+	@echo "                      graders per question (SUBMISSION=folder|archive; results in CHECK_OUT=check-results)"
 	@echo "make bench            every timing study into results/<gpu>/*.csv (GPU; IMPL=student: results/mine/<gpu>/); RUNS=n"
 	@echo "make plots            PNG figures from results/<gpu>/*.csv and results/mine/<gpu>/*.csv (no GPU; matplotlib)"
 	@echo "make clean            remove build/ and the demo binaries"

@@ -4,6 +4,7 @@
   make grade [SUBMISSION=path] [GRADE_OUT=dir] [TIMEOUT=s] [SANITIZE=0] [SEED=n] [BUDGET=s]
   make grade-all SUBMISSIONS=dir [GRADES=dir] [REGRADE=alice,bob] [SCHEDULER=slurm]
   make gradescope
+  make check-submission [SUBMISSION=path]   (any machine: the emulated feedback Gradescope shows)
 
 Gradescope's setup.sh and run_autograder call `autograder-setup` and
 `autograder`; `scores` remakes grade-all's scores.csv (e.g. with a roster).
@@ -23,7 +24,8 @@ from harness.course_table import GradingError  # noqa: E402
 from harness.gradebook import cmd_scores  # noqa: E402
 from harness.options import Options  # noqa: E402
 from harness.processes import become_subreaper  # noqa: E402
-from harness.schedulers.gradescope import cmd_autograder, cmd_autograder_setup, cmd_gradescope  # noqa: E402
+from harness.schedulers.gradescope import (cmd_autograder, cmd_autograder_setup, cmd_check_submission,  # noqa: E402
+                                          cmd_gradescope)
 from harness.schedulers.local import cmd_grade, cmd_grade_all  # noqa: E402
 from harness.schedulers.slurm import cmd_grade_task  # noqa: E402
 
@@ -32,7 +34,7 @@ def parser() -> argparse.ArgumentParser:
     """The command line: a command and its options (--help)."""
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("command", choices=["grade", "grade-all", "grade-task", "gradescope", "autograder",
-                                        "autograder-setup", "scores"])
+                                        "autograder-setup", "scores", "check-submission"])
     p.add_argument("--submission", help="folder or archive to grade (default: this tree's student files)")
     p.add_argument("--submissions", help="grade-all: folder with one subfolder or archive per student")
     p.add_argument("--out", default="grade-results", help="where results go")
@@ -98,7 +100,8 @@ def main(argv=None) -> int:
             args.base = args.base or str(root / "lab-base")
         opts = Options(args)
         return {"grade": cmd_grade, "grade-all": cmd_grade_all, "grade-task": cmd_grade_task,
-                "autograder": cmd_autograder, "autograder-setup": cmd_autograder_setup}[args.command](args, opts)
+                "autograder": cmd_autograder, "autograder-setup": cmd_autograder_setup,
+                "check-submission": cmd_check_submission}[args.command](args, opts)
     except GradingError as err:
         print(f"grade: {err}", file=sys.stderr)
         return 2

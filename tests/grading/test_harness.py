@@ -945,6 +945,31 @@ class NoGpu(unittest.TestCase):
         self.assertIn("NOT GRADED: no GPU: nvidia-smi lists no GPU", data["output"])
 
 
+class CheckSubmission(unittest.TestCase):
+    def test_a_hand_in_is_checked_with_the_emulated_feedback_and_never_graded(self):
+        from harness.schedulers import gradescope as GS
+        seen = {}
+
+        def feedback(submission, out, base, opts, student, why, started):
+            seen.update(submission=submission, base=base, student=student, why=why)
+            return {}
+
+        with tempfile.TemporaryDirectory() as tmp:
+            hand_in = Path(tmp) / "alice.zip"
+            hand_in.write_bytes(b"")
+            out = Path(tmp) / "check-results"
+            with mock.patch.object(GS, "prepare_emulated_base", lambda base, parts, exclude, log: base), \
+                    mock.patch.object(GS, "feedback", feedback), \
+                    mock.patch.object(GS, "prepare_base", side_effect=AssertionError("a GPU build")):
+                status = G.main(["check-submission", "--submission", str(hand_in), "--out", str(out)])
+            self.assertEqual(status, 0)
+            self.assertEqual(seen["submission"], hand_in.resolve())
+            self.assertEqual(seen["base"], Path(tmp).resolve() / ".check-results-base")
+            self.assertEqual(seen["student"], "alice.zip")
+            self.assertIn("a hand-in check", seen["why"])
+            self.assertEqual(G.main(["check-submission", "--submission", str(Path(tmp) / "missing")]), 2)
+
+
 class HostTraffic(unittest.TestCase):
     """The test phase's PCIe bytes, read outside every graded process (pcie.py)."""
 

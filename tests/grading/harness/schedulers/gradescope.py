@@ -214,6 +214,29 @@ def cmd_autograder(args, opts: Options) -> int:
         return 3
 
 
+def cmd_check_submission(args, opts: Options) -> int:
+    """make check-submission, on any machine (no GPU needed): a hand-in (a
+    folder or an archive, as uploaded) checked as Gradescope's feedback checks
+    it: which of the manifest's files were found, missing or extra, each part
+    built (nvcc's device check where nvcc is), the emulated graders per
+    question, and the provisional table. Never a grade."""
+    started = time.monotonic()
+    submission = Path(args.submission or LAB).resolve()
+    if not submission.exists():
+        raise GradingError(f"SUBMISSION={args.submission}: no such file or folder")
+    out = Path(args.out).resolve()
+    base = Path(args.base).resolve() if args.base else out.parent / f".{out.name}-base"
+    opts.outputs.append(base)
+    say(f"checking {submission} as Gradescope's feedback would (the CPU emulator, LAB_SEED={opts.seed}) ...")
+    base = prepare_emulated_base(base, opts.parts, opts.outputs, say)
+    data = feedback(submission, out, base, opts, args.student or submission.name,
+                    "this is make check-submission, a hand-in check", started)
+    files = [ln for ln in data.get("output", "").splitlines() if ln.startswith(("missing:", "ignored"))]
+    say("\n".join(files) if files else "every file of the manifest was found, and nothing else")
+    say(f"the whole report: {out / 'report.txt'}")
+    return 0
+
+
 def cmd_autograder_setup(args, opts: Options) -> int:
     """setup.sh's last step, once per image: the emulated base (always: g++
     is all it needs) and, where nvcc is here (or --gpu-base 1), the GPU

@@ -43,7 +43,7 @@ def cmd_grade(args, opts: Options) -> int:
         refuse(out, student, f"no GPU: {line}. Grading needs a GPU: run make grade on a machine with one.",
                opts.seed, take_report(submission, out))
         say(f"make grade: no GPU ({line}); nothing was built. Wrote {out / 'results.json'} with score 0. "
-            "Here, make test EMULATE=1 runs the graders on the CPU emulator (feedback, not a grade).")
+            "Here, make check-submission checks a hand-in on the CPU emulator (feedback, not a grade).")
         return 1
     base = prepare_base(Path(args.base).resolve() if args.base else out / "base", opts, say)
     try:
