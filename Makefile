@@ -500,6 +500,11 @@ grade:
 	@$(if $(filter 1,$(EMULATE)),echo "make grade runs on a GPU only: emulated runs (EMULATE=1) are never graded" >&2; exit 2)
 	@$(GRADE) grade $(if $(SUBMISSION),--submission '$(SUBMISSION)') --out '$(GRADE_OUT)' $(GRADE_OPTS)
 
+# A question's second hint (the idea), after a question: make hint Q=Q3 (YES=1: no question).
+.PHONY: hint
+hint:
+	@python3 hints/show.py '$(Q)' $(if $(filter 1,$(YES)),--yes)
+
 # A hand-in checked on any machine, no GPU needed: the files found, each part
 # built, the emulated graders per question (Gradescope's feedback; no grade).
 CHECK_OUT ?= check-results
@@ -568,6 +573,7 @@ help:
 	@echo "make test EMULATE=1   the same graders on the CPU emulator (no GPU or CUDA needed; README, The CPU emulator)"
 	@echo "make sanitize         compute-sanitizer memcheck, racecheck, synccheck on the GPU tests"
 	@echo "make grade            grade this tree's student files (SUBMISSION=folder|archive grades another)"
+	@echo "make hint Q=Q3        a question's second hint (the idea), after asking; the first is in the handout"
 	@echo "make check-submission check a hand-in before the deadline, on any machine: files found, builds, emulated"
 	@echo "                      graders per question (SUBMISSION=folder|archive; results in CHECK_OUT=check-results)"
 	@echo "make bench            every timing study into results/<gpu>/*.csv (GPU; IMPL=student: results/mine/<gpu>/); RUNS=n"

@@ -25,6 +25,7 @@ import subprocess
 import sys
 import tarfile
 import tempfile
+import time
 import tokenize
 from pathlib import Path
 from typing import NamedTuple
@@ -371,18 +372,29 @@ def shape_leaks(target: Path, lab: Path) -> list[str]:
     return found
 
 
+STARTED = time.monotonic()
+
+
+def progress(step: str) -> None:
+    """A line per step of make release, with the minutes since it began."""
+    print(f"release: {step} ... ({(time.monotonic() - STARTED) / 60:.1f} min so far)", flush=True)
+
+
 def check_release(target: Path, arch: str, lab: Path = LAB) -> list[str]:
     """What is wrong with the release of `lab`; empty when it is right."""
+    progress("looking for instructor files and leaked answers")
     problems = [f"instructor file in the release: {p.relative_to(target)}" for p in target.rglob("reference*")]
     problems += leaks(target, lab)
     problems += [f"instructor-only text left in {p.name}" for p in [*target.rglob("*.md"), target / "tests/course.ini"]
                  if p.exists() and "instructor-only" in p.read_text()]
     problems += [f"{rel} is not in the release" for rel in (".github/workflows",)
                  if (lab / rel).is_dir() and not (target / rel).is_dir()]
+    progress("building the copy (its test programs and demos, as IMPL=student)")
     build = subprocess.run(["make", "-j4", f"ARCH={arch}", "tests", *(p for p, _ in PARTS)], cwd=target,
                            capture_output=True, text=True)
     if build.returncode != 0:
         return problems + ["the release does not build:\n" + compile_errors(build.stdout + build.stderr)]
+    progress("the grading harness's own tests, in the copy")
     harness_tests = subprocess.run([sys.executable, "tests/grading/test_harness.py"], cwd=target,
                                    capture_output=True, text=True)
     if harness_tests.returncode != 0:
@@ -410,7 +422,7 @@ def check_release(target: Path, arch: str, lab: Path = LAB) -> list[str]:
         ran = {e["test"] for e in ends if e["status"] != "skipped"}
         skipped = len(ends) - len(ran)
         print(f"release check, {part}: {len(ran)} tests ran on the skeleton as expected"
-              + (f", {skipped} GPU tests skipped (no GPU here)" if skipped else ""))
+              + (f", {skipped} GPU tests skipped (no GPU here)" if skipped else ""), flush=True)
     return problems
 
 
@@ -421,15 +433,17 @@ def main() -> int:
     args = p.parse_args()
     dist = Path(args.dist).resolve()
     dist.mkdir(parents=True, exist_ok=True)
+    progress("writing the copy")
     target = write_release(LAB, dist)
-    print(f"wrote {target} and {dist / 'lab.tar.gz'}; checking it ...")
+    print(f"wrote {target} and {dist / 'lab.tar.gz'}; checking it ...", flush=True)
     problems = check_release(target, args.arch)
     for problem in problems:
         print("release: " + problem, file=sys.stderr)
     if problems:
         return 1
     print("release: OK (no reference files; no answer found, by formula or by the shape of a question region; "
-          "builds as IMPL=student; the skeleton fails exactly the questions' tests)")
+          "builds as IMPL=student; the skeleton fails exactly the questions' tests), "
+          f"in {(time.monotonic() - STARTED) / 60:.1f} minutes")
     return 0
 
 

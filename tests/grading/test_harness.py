@@ -945,6 +945,35 @@ class NoGpu(unittest.TestCase):
         self.assertIn("NOT GRADED: no GPU: nvidia-smi lists no GPU", data["output"])
 
 
+class Hints(unittest.TestCase):
+    """hints/: each question's second hint, shown only when asked (make hint)."""
+
+    def show(self, *argv, answer=""):
+        return subprocess.run([sys.executable, str(CT.LAB / "hints" / "show.py"), *argv], input=answer,
+                              capture_output=True, text=True)
+
+    def test_every_question_has_one_and_none_is_code(self):
+        for qid in CT.all_questions(CT.LAB):
+            text = (CT.LAB / "hints" / f"{qid}.md").read_text()
+            self.assertTrue(text.startswith(f"# {qid}, "), qid)
+            self.assertNotIn("```", text, f"{qid}'s hint holds a code block")
+            for span in re.findall(r"`([^`]*)`", text):  # names (a file's path too), never formulas
+                self.assertIsNone(re.search(r"[-+*%^=]|\s/|/\s", span), f"{qid}'s hint: `{span}`")
+        handout = (CT.LAB / "handout.md").read_text()
+        self.assertNotIn("Hint 2: the idea", handout)
+        self.assertEqual(handout.count("make hint Q="), len(CT.all_questions(CT.LAB)))
+
+    def test_a_hint_is_shown_only_when_asked(self):
+        hint = (CT.LAB / "hints" / "Q3.md").read_text()
+        for answer in ("", "n\n"):
+            r = self.show("Q3", answer=answer)
+            self.assertEqual(r.returncode, 1)
+            self.assertNotIn(hint.splitlines()[2], r.stdout)
+        self.assertIn(hint, self.show("3", answer="y\n").stdout)
+        self.assertEqual(self.show("x3", "--yes").stdout, (CT.LAB / "hints" / "X3.md").read_text())
+        self.assertEqual(self.show("Q9").returncode, 2)
+
+
 class CheckSubmission(unittest.TestCase):
     def test_a_hand_in_is_checked_with_the_emulated_feedback_and_never_graded(self):
         from harness.schedulers import gradescope as GS
