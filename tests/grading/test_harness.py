@@ -292,6 +292,20 @@ class Submissions(unittest.TestCase):
         self.assertIn("for a person to look at: part2_batch/student.cu:4 uses thrust::", notes)
         self.assertFalse(any(":1 uses" in n for n in notes))
 
+    def test_files_handed_in_one_by_one_are_taken_by_a_unique_name_and_a_zip_is_asked_for(self):
+        # Gradescope's upload of single files puts each at the top, without its folder.
+        (self.dir / "student_search.cuh").write_text("search")
+        (self.dir / "student.cu").write_text("which part?")
+        sub = SUB.collect_submission(self.dir, MANIFEST)
+        self.assertEqual(sub.files, {"part1_merge_path/student_search.cuh": b"search"})
+        self.assertTrue(any("by its name alone" in n for n in sub.notes), sub.notes)
+        self.assertIn("missing: part2_batch/student.cu (the untouched skeleton was graded in its place, "
+                      "so Q3 and Q4 score 0)", sub.notes)
+        loose = [n for n in sub.notes if n.startswith("student.cu: handed in without its part's folder")]
+        self.assertEqual(len(loose), 1, sub.notes)
+        self.assertIn("zip hand-in.zip part1_merge_path/student.cu", loose[0])
+        self.assertFalse(any(n.startswith("ignored") and "student_search" in n for n in sub.notes))
+
     def test_missing_files_are_noted_and_the_skeleton_stands_in(self):
         (self.dir / "part2_batch").mkdir()
         (self.dir / "part2_batch" / "student.cu").write_text("x")

@@ -36,6 +36,30 @@ def _pick(candidates: list[str], wanted: str, notes: list[str]) -> str | None:
     return best
 
 
+def _name(path: str) -> str:
+    return path.rsplit("/", 1)[-1]
+
+
+def _by_name_alone(readers: dict, wanted: str, manifest: list[str], notes: list[str]) -> str | None:
+    """A file handed in without its folder (Gradescope's upload of single
+    files puts each at the top), taken for `wanted` when no other file of the
+    manifest has its name (student_search.cuh); else None."""
+    if sum(_name(m) == _name(wanted) for m in manifest) != 1:
+        return None
+    chosen = _pick([m for m in readers if _name(m) == _name(wanted)], wanted, notes)
+    if chosen is not None:
+        notes.append(f"{wanted}: taken from {chosen}, by its name alone (no other file of the manifest has it)")
+    return chosen
+
+
+def questions_of(wanted: str) -> str:
+    """The questions of the part a manifest file belongs to ("Q3 and Q4"), or ""."""
+    from .course_table import LAB, PARTS, all_questions  # noqa: PLC0415 -- the table only when a file is missing
+    part = next((p for p, folder in PARTS if wanted.startswith(folder + "/")), None)
+    names = [qid for qid, q in all_questions(LAB).items() if q.part == part]
+    return ", ".join(names[:-1]) + (" and " if len(names) > 1 else "") + names[-1] if names else ""
+
+
 def _clean(name: str) -> str | None:
     """A member name as a relative path, or None when it escapes the root."""
     name = name.replace("\\", "/")
@@ -65,7 +89,11 @@ def collect_submission(path: Path, manifest: list[str], documents_wanted: list[s
     for wanted in manifest:
         chosen = _pick([m for m in readers if _match(m, wanted)], wanted, notes)
         if chosen is None:
-            notes.append(f"missing: {wanted} (the untouched skeleton was graded in its place)")
+            chosen = _by_name_alone(readers, wanted, manifest, notes)
+        if chosen is None:
+            questions = questions_of(wanted)
+            notes.append(f"missing: {wanted} (the untouched skeleton was graded in its place"
+                         + (f", so {questions} score 0)" if questions else ")"))
             continue
         read, size = readers[chosen]
         used.add(chosen)
@@ -76,6 +104,14 @@ def collect_submission(path: Path, manifest: list[str], documents_wanted: list[s
     for rel, content in files.items():
         notes += suspicious_lines(rel, content)
     documents = collect_documents(readers, documents_wanted, used, notes)
+    # A file handed in without its folder, whose name several of the manifest's share (student.cu).
+    shared = {_name(w) for w in manifest if sum(_name(v) == _name(w) for v in manifest) > 1}
+    loose = sorted(m for m in readers if m not in used and _name(m) in shared
+                   and not any(_match(m, w) for w in manifest))
+    if loose:
+        notes.append(f"{', '.join(loose)}: handed in without its part's folder, so it could be any part's, "
+                     "and was not used: hand in a .zip (or .tar.gz) that keeps the folders, e.g. "
+                     "zip hand-in.zip " + " ".join(manifest))
     extra = sorted(m for m in readers if m not in used)
     if extra:
         shown = ", ".join(extra[:8]) + (f" and {len(extra) - 8} more" if len(extra) > 8 else "")
