@@ -35,6 +35,8 @@
 
 #define LAB_EMULATED 1
 
+#include <vector>
+
 #include "emu_runtime.hpp"
 #include "emu_kernel.hpp"
 
@@ -78,6 +80,23 @@ std::size_t faultCount();    // the faults so far
 // this at the start of each test case, so that one fault fails one test case
 // (as in grading, where each runs in a process of its own).
 void clearFault();
+
+// The [large] tier's index arithmetic without its memory: while one lives,
+// device allocations may pass EMU_MEMORY_MB (their pages are taken only where
+// touched) and each launch runs only the blocks sparseBlocks names for its
+// grid; the launch trace still records the whole grid. A test fills and
+// checks only what those blocks read and write: an index that wraps at 2^31
+// or 2^32 then reads or writes outside its array, and the emulator says where.
+class SparseRun {
+public:
+    SparseRun();
+    ~SparseRun();
+    SparseRun(const SparseRun&) = delete;
+    SparseRun& operator=(const SparseRun&) = delete;
+};
+// The blocks (linear indices, ascending) a grid of `blocks` runs under a
+// SparseRun: the first, the middle one and the last two.
+std::vector<long long> sparseBlocks(long long blocks);
 
 // The test case running now, named after each fault's report while this
 // lives (the graders give their context: the seed and the sizes).

@@ -32,6 +32,7 @@ ucontext_t scheduler;
 char* stacks = nullptr;
 
 std::uint32_t blockGeneration = 0;
+bool sparse = false;
 std::uint32_t interval = 0;
 
 // ---------------------------------------------------------------- shared memory
@@ -276,20 +277,35 @@ void run(const char* name, const Config& config, Body body, const void* closure,
     deviceMemoryOpen(true);
     const bool profiled = profileOn;  // the whole launch or none of it
     if (profiled) profileLaunchStart(l);
-    for (unsigned z = 0; z < g.z && !l.aborted; ++z)
-        for (unsigned y = 0; y < g.y && !l.aborted; ++y)
-            for (unsigned x = 0; x < g.x && !l.aborted; ++x) {
-                l.blockIndex = {x, y, z};
-                ::blockIdx = l.blockIndex;
-                runBlock(l);
-                if (profiled) profileBlockEnd(l);
-                l.firstBlock = false;
-            }
+    // Blocks in x, then y, then z order: every one, or under a SparseRun the
+    // few sparseBlocks names.
+    const long long all = 1ll * g.x * g.y * g.z;
+    const std::vector<long long> picked = sparse ? sparseBlocks(all) : std::vector<long long>{};
+    for (long long i = 0, n = sparse ? static_cast<long long>(picked.size()) : all; i < n && !l.aborted; ++i) {
+        const long long b = sparse ? picked[static_cast<std::size_t>(i)] : i;
+        l.blockIndex = {static_cast<unsigned>(b % g.x), static_cast<unsigned>(b / g.x % g.y),
+                        static_cast<unsigned>(b / g.x / g.y)};
+        ::blockIdx = l.blockIndex;
+        runBlock(l);
+        if (profiled) profileBlockEnd(l);
+        l.firstBlock = false;
+    }
     if (profiled) profileLaunchEnd(l);
     deviceMemoryOpen(false);
     active = nullptr;
     inKernel = false;
 }
+
+std::vector<long long> sparseBlocks(long long blocks) {
+    std::vector<long long> b = {0, blocks / 2, blocks - 2, blocks - 1};
+    b.erase(std::remove_if(b.begin(), b.end(), [&](long long x) { return x < 0 || x >= blocks; }), b.end());
+    std::sort(b.begin(), b.end());
+    b.erase(std::unique(b.begin(), b.end()), b.end());
+    return b;
+}
+
+SparseRun::SparseRun() { sparse = true; }
+SparseRun::~SparseRun() { sparse = false; }
 
 const char* kernelName(const void* function) {
     static std::map<const void*, std::string> names;

@@ -117,6 +117,7 @@ extern ucontext_t scheduler;
 extern char* stacks;         // kMaxThreads stacks, each with a guard page below
 
 extern std::uint32_t blockGeneration;  // one per block run: shared memory starts unwritten
+extern bool sparse;                    // a SparseRun lives (emu.hpp)
 extern std::uint32_t interval;         // one per block start and per barrier
 
 inline Thread& me() { return active->thread[active->current]; }

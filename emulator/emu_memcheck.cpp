@@ -181,6 +181,17 @@ const Allocation* allocationNear(std::uintptr_t a) {
     return nullptr;
 }
 
+// The device allocation that address `a` lands in when 2^32 elements of
+// `bytes` are added to it (an int index that wrapped below zero), if any.
+const Allocation* wrappedFrom(std::uintptr_t a, std::size_t bytes) {
+    const std::uintptr_t q = a + (std::uintptr_t{1} << 32) * bytes;
+    auto it = allocations.upper_bound(q);
+    if (it == allocations.begin()) return nullptr;
+    const Allocation& m = std::prev(it)->second;
+    const auto s = reinterpret_cast<std::uintptr_t>(m.start);
+    return m.device && q >= s && q + bytes <= s + m.bytes ? &m : nullptr;
+}
+
 // `from`: the return address of the instrumentation's call, in the kernel's
 // code. The profile (EMU_PROFILE) counts what passes, but an atomic's access.
 void access(const void* address, std::size_t bytes, bool write, const void* from, bool atomic = false) {
@@ -219,15 +230,21 @@ void access(const void* address, std::size_t bytes, bool write, const void* from
     std::ostringstream os;
     os << (write ? "write" : "read") << " of " << bytes << " bytes at " << hex(p);
     const Allocation* m = allocationNear(a);
-    const bool outside = m != nullptr;
+    const bool outside = m != nullptr, wrapped = !m && wrappedFrom(a, bytes);
     if (m) {
         const long long off = static_cast<long long>(a - reinterpret_cast<std::uintptr_t>(m->start));
         os << ", out of bounds: " << (off < 0 ? std::to_string(-off) + " bytes before" : std::to_string(off - static_cast<long long>(m->bytes)) + " bytes past the end of")
            << " a " << m->bytes << "-byte " << (m->device ? "device allocation" : "host allocation") << ",";
+    } else if (const Allocation* w = wrappedFrom(a, bytes)) {
+        // 2^32 elements away from an array: an element index that wrapped in 32 bits.
+        const long long element = static_cast<long long>(
+            ((a + (std::uintptr_t{1} << 32) * bytes) - reinterpret_cast<std::uintptr_t>(w->start)) / bytes);
+        os << ", 2^32 elements of " << bytes << " bytes before element " << element << " of a " << w->bytes
+           << "-byte device allocation: an index that wrapped in 32 bits (an int where a 64-bit index is needed),";
     } else {
         os << ", which is not device memory (a host pointer? memory already freed?),";
     }
-    faultHere(outside ? Fault::Bounds : Fault::Pointer, os.str());
+    faultHere(outside || wrapped ? Fault::Bounds : Fault::Pointer, os.str());
 }
 
 }  // namespace

@@ -57,10 +57,12 @@ cudaError_t allocate(void** ptr, std::size_t bytes, bool device, const char* cal
     if (!device) hostMemoryCallMade(call);
     *ptr = nullptr;
     if (bytes == 0) return cudaSuccess;
-    if (device && allocatedBytes + bytes > memoryLimit()) return fail(cudaErrorMemoryAllocation);
+    if (device && !sparse && allocatedBytes + bytes > memoryLimit()) return fail(cudaErrorMemoryAllocation);
     const std::size_t page = 4096, mapped = (bytes + page - 1) / page * page + page;  // a guard page after
+    // Under a SparseRun the mapping is shared: a private writable one counts
+    // whole against a data limit (RLIMIT_DATA), a shared one only where touched.
     void* m = mmap(nullptr, mapped, device ? PROT_NONE : PROT_READ | PROT_WRITE,
-                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+                   (device && sparse ? MAP_SHARED : MAP_PRIVATE) | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (m == MAP_FAILED) return fail(cudaErrorMemoryAllocation);
     char* start = static_cast<char*>(m);
     if (!device) mprotect(start + mapped - page, page, PROT_NONE);

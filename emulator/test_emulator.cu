@@ -86,6 +86,17 @@ __global__ void sharedOverflow_k(int* out) {
     out[threadIdx.x] = tile[threadIdx.x + 1];  // the last thread reads tile[64]
 }
 
+// Each block writes its 1024 outputs at block * 1024: in 64 bits, or in an
+// `int` that wraps past 2^31.
+__global__ void wideIndex_k(int* out) {
+    const long long i = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+    out[i] = static_cast<int>(blockIdx.x);
+}
+__global__ void narrowIndex_k(int* out) {
+    const int i = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+    out[i] = static_cast<int>(blockIdx.x);
+}
+
 __global__ void unwrittenShared_k(int* out) {
     __shared__ int s[64];
     if (threadIdx.x < 32) s[threadIdx.x] = 1;
@@ -304,6 +315,34 @@ const std::vector<Case>& cases() {
              return std::string(emu::faultKind()) == "an out-of-bounds access"
                         ? std::string()
                         : "kind '" + std::string(emu::faultKind()) + "'";
+         }},
+        {"a SparseRun runs a few blocks of a grid past 2^31 threads, and a 32-bit index is caught", [] {
+             const long long blocks = (1ll << 21) + 1;  // 2^31 + 1024 threads of 1024
+             const std::size_t bytes = static_cast<std::size_t>(blocks) * 1024 * sizeof(int);
+             const emu::SparseRun sparse;
+             int* out = nullptr;
+             if (cudaMalloc(reinterpret_cast<void**>(&out), bytes) != cudaSuccess)
+                 return std::string("no sparse 8 GiB allocation");
+             emu::recordLaunches(true);
+             wideIndex_k<<<static_cast<unsigned>(blocks), 1024>>>(out);
+             emu::recordLaunches(false);
+             if (std::string o = outcome(""); !o.empty()) return o;
+             if (emu::launchCount() != 1 || emu::launchBlocks(0) != blocks)
+                 return std::string("the trace does not hold the whole grid");
+             int last = 0;
+             cudaMemcpy(&last, out + blocks * 1024 - 1, sizeof last, cudaMemcpyDeviceToHost);
+             if (last != static_cast<int>(blocks - 1)) return "the last block wrote " + std::to_string(last);
+             const std::vector<long long> ran = emu::sparseBlocks(blocks);
+             if (ran != std::vector<long long>{0, blocks / 2, blocks - 2, blocks - 1})
+                 return std::string("other blocks ran");
+             narrowIndex_k<<<static_cast<unsigned>(blocks), 1024>>>(out);
+             std::string o = outcome("2^32 elements of 4 bytes before element 21474");  // 2^31 + the thread
+             if (o.empty() && std::string(emu::faultMessage()).find(" of a " + std::to_string(bytes) +
+                                                                    "-byte device allocation: an index that "
+                                                                    "wrapped in 32 bits") == std::string::npos)
+                 o = std::string("the allocation is not named: ") + emu::faultMessage();
+             cudaFree(out);
+             return o;
          }},
         {"shared memory no thread wrote reads as the poison, never zero", [] {
              int* out = deviceInts(64);

@@ -215,6 +215,27 @@ TEST_CASE("bitonicSort sorts sizes around tiles and primes and powers of two", "
     }
 }
 
+#ifdef LAB_EMULATED
+// The case below on the emulator, without its memory (emu::SparseRun): the
+// keys are mapped, never filled (they read as zero), and each launch runs only
+// its first, middle and last blocks. What it checks is that no access leaves
+// the array: an index kept in 32 bits lands 2^32 elements before it, and the
+// emulator names the line.
+TEST_CASE("bitonicSort keeps its indices past 2^31 on a few emulated blocks", "[extras][X4]") {
+    const long long n = test::large::kPast31;
+    const emu::SparseRun sparse;
+    int* data = nullptr;
+    if (cudaMalloc(reinterpret_cast<void**>(&data), static_cast<std::size_t>(n) * sizeof(int)) != cudaSuccess) {
+        test::skip("this machine would not map the keys' 8 GB of address space");
+        return;
+    }
+    const std::string ctx = "n=" + std::to_string(n) + ", emulated: each launch's first, middle and last blocks alone";
+    const Check c = test::tracedCall([&] { bitonicSort(data, n); }, rules("X4", n), ctx);
+    cudaFree(data);
+    REQUIRE_OK(c);
+}
+#endif
+
 // X2 has no such case: its launcher runs n phases, 2^31 launches past 2^31.
 TEST_CASE("bitonicSort sorts past 2^31 keys", "[extras][X4][gpu][large][.]") {
     const long long n = test::large::kPast31;

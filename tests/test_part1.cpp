@@ -8,6 +8,7 @@
 #include "../part1_merge_path/part1.cuh"
 
 #include <algorithm>
+#include <cstring>
 #include <string>
 
 using namespace lab;
@@ -243,6 +244,50 @@ TEST_CASE("mergeSmallMany refuses bad sizes and counts", "[part1][Q2]") {
     CHECK_THROWS_AS(mergeSmallMany<int>(&dummy, 4, &dummy, 4, &dummy, -1), Error);
     CHECK_THROWS_AS(mergeSmallMany<int>(&dummy, 4, &dummy, 4, &dummy, 1LL << 31), Error);
 }
+
+#ifdef LAB_EMULATED
+// The case below on the emulator, without its memory (emu::SparseRun): the
+// arrays are mapped, not filled, and only the blocks of the first, middle and
+// last pairs run, on inputs written where they read. A pair offset kept in 32
+// bits then reads or writes outside the arrays, and the emulator names the line.
+TEST_CASE("mergeSmallMany keeps its pair offsets past 2^31 on a few emulated pairs", "[part1][Q2]") {
+    const int nA = 300, nB = 724, d = nA + nB;
+    const long long count = test::large::kPast31 / d + 1;
+    const emu::SparseRun sparse;
+    int *A = nullptr, *B = nullptr, *M = nullptr;
+    const auto map = [](int** p, long long n) {
+        return cudaMalloc(reinterpret_cast<void**>(p), static_cast<std::size_t>(n) * sizeof(int)) == cudaSuccess;
+    };
+    if (!map(&A, count * nA) || !map(&B, count * nB) || !map(&M, count * d)) {
+        cudaFree(A), cudaFree(B), cudaFree(M);
+        test::skip("this machine would not map the arrays' 17 GB of address space");
+        return;
+    }
+    const std::uint64_t s = caseSeed(test::seed(), 31, 3);
+    const std::vector<long long> pairs = emu::sparseBlocks(count);
+    std::vector<std::vector<int>> expected;
+    const std::vector<int> poison(d, [] { int v; std::memset(&v, kPoisonByte, sizeof v); return v; }());
+    for (long long p : pairs) {
+        const auto a = sortedKeys(InputKind::FewDistinct, nA, caseSeed(s, p));
+        const auto b = sortedKeys(InputKind::FewDistinct, nB, caseSeed(s + 1, p));
+        cudaMemcpy(A + p * nA, a.data(), nA * sizeof(int), cudaMemcpyHostToDevice);
+        cudaMemcpy(B + p * nB, b.data(), nB * sizeof(int), cudaMemcpyHostToDevice);
+        cudaMemcpy(M + p * d, poison.data(), d * sizeof(int), cudaMemcpyHostToDevice);
+        expected.push_back(stdMerge(a, b));
+    }
+    const std::string ctx = test::context(s, sizes(nA, nB, "few-distinct") + " merges=" + std::to_string(count) +
+                                                 ", emulated: the pairs' blocks " + std::to_string(pairs.front()) +
+                                                 " ... " + std::to_string(pairs.back()) + " alone");
+    Check c = test::tracedCall([&] { mergeSmallMany(A, nA, B, nB, M, count); }, mergeSmallRules(count, d), ctx);
+    for (std::size_t i = 0; i < pairs.size() && c; ++i) {
+        std::vector<int> got(d);
+        cudaMemcpy(got.data(), M + pairs[i] * d, d * sizeof(int), cudaMemcpyDeviceToHost);
+        c = checkOutput(got, expected[i], ctx + ", pair " + std::to_string(pairs[i]));
+    }
+    cudaFree(A), cudaFree(B), cudaFree(M);
+    REQUIRE_OK(c);
+}
+#endif
 
 TEST_CASE("mergeSmallMany merges past 2^31 outputs", "[part1][Q2][gpu][large][.]") {
     const int nA = 300, nB = 724, d = nA + nB;
