@@ -158,8 +158,8 @@ def fault_table(course: C.Course) -> str:
 
 def fault_count(course: C.Course) -> str:
     gpu_only = sum(f.gpu_only for f in course.faults)
-    return (f"{len(course.faults) - gpu_only} of the {len(course.faults)} agree with the GPU; the "
-            f"{gpu_only} others")
+    others = "the other needs" if gpu_only == 1 else f"the {gpu_only} others need"
+    return f"{len(course.faults) - gpu_only} of the {len(course.faults)} agree with the GPU; {others} a GPU"
 
 
 def make_parts(course: C.Course) -> str:
