@@ -78,6 +78,10 @@ void reportFault(Fault kind, const std::string& what, const std::vector<std::uin
 // The same from inside a thread, whose fiber is then dropped.
 void faultHere(Fault kind, const std::string& what) {
     reportFault(kind, what + " by " + where(*active, active->current), stackHere());
+    dropFiber();
+}
+
+void dropFiber() {
     inKernel = false;
     setcontext(&scheduler);  // back into resume(), never to this fiber
     std::abort();

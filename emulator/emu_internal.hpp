@@ -52,6 +52,7 @@ struct Allocation {
     bool device;  // false: host memory visible to kernels (pinned, mapped, managed, registered)
 };
 extern std::map<std::uintptr_t, Allocation> allocations;  // by start
+const Allocation* holding(const void* p, std::size_t bytes);  // the allocation holding all of [p, p + bytes)
 extern const Allocation* lastHit;  // the bounds check's last find (emu_memcheck.cpp): forgotten with its allocation
 
 // Device memory is readable only while the emulator itself touches it (a
@@ -194,6 +195,8 @@ enum class Fault { Race, Barrier, Bounds, Pointer, Warp, SharedSize };
 void reportFault(Fault kind, const std::string& what, const std::vector<std::uintptr_t>& stack = {},
                  bool placed = true);
 [[noreturn]] void faultHere(Fault kind, const std::string& what);
+// From a thread whose fault is reported: back to the scheduler, the fiber dropped.
+[[noreturn]] void dropFiber();
 // From the scheduler or a thread: the writes to shared memory that followed
 // another thread's write in the same interval are compared with it now that
 // they are done (a race only when the value changed); false after reporting one.

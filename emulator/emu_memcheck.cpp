@@ -82,8 +82,9 @@ void countStaticShared(Launch& l, const char* p) {
     l.sharedVariables.push_back(v);
     l.staticShared += v->bytes;
     if (l.staticShared > kStaticSharedLimit)
-        faultHere(Fault::SharedSize, std::to_string(l.staticShared) + " bytes of static shared memory, more than a block's 48 KB (" +
-                  std::to_string(kStaticSharedLimit) + "), used");
+        faultHere(Fault::SharedSize, std::to_string(l.staticShared) +
+                                         " bytes of static shared memory, more than a block's 48 KB (" +
+                                         std::to_string(kStaticSharedLimit) + "), used");
 }
 
 // A write to a byte another thread wrote in the same interval, waiting for
@@ -181,27 +182,13 @@ const Allocation* allocationNear(std::uintptr_t a) {
     return nullptr;
 }
 
-// The device allocation that address `a` lands in when 2^32 elements of
-// `bytes` are added to it (an int index that wrapped below zero), if any.
-const Allocation* wrappedFrom(std::uintptr_t a, std::size_t bytes) {
-    const std::uintptr_t q = a + (std::uintptr_t{1} << 32) * bytes;
-    auto it = allocations.upper_bound(q);
-    if (it == allocations.begin()) return nullptr;
-    const Allocation& m = std::prev(it)->second;
-    const auto s = reinterpret_cast<std::uintptr_t>(m.start);
-    return m.device && q >= s && q + bytes <= s + m.bytes ? &m : nullptr;
-}
-
 // `from`: the return address of the instrumentation's call, in the kernel's
 // code. The profile (EMU_PROFILE) counts what passes, but an atomic's access.
 void access(const void* address, std::size_t bytes, bool write, const void* from, bool atomic = false) {
     if (!inKernel) return;
     Unchecked unchecked;
     const char* p = static_cast<const char*>(address);
-    if (!settleWrites()) {  // a race, reported
-        inKernel = false;
-        setcontext(&scheduler);
-    }
+    if (!settleWrites()) dropFiber();  // a race, reported
     if (inArena(p)) {
         if (std::string overflow = sharedOverflow(*active, p, bytes, write); !overflow.empty())
             faultHere(Fault::Bounds, overflow + ",");
@@ -230,24 +217,34 @@ void access(const void* address, std::size_t bytes, bool write, const void* from
     std::ostringstream os;
     os << (write ? "write" : "read") << " of " << bytes << " bytes at " << hex(p);
     const Allocation* m = allocationNear(a);
-    const bool outside = m != nullptr, wrapped = !m && wrappedFrom(a, bytes);
+    // 2^32 elements further on, inside a device array: an element index that wrapped below zero in 32 bits.
+    const std::uintptr_t unwrapped = a + (std::uintptr_t{1} << 32) * bytes;
+    const Allocation* w = m ? nullptr : holding(reinterpret_cast<const void*>(unwrapped), bytes);
+    if (w && !w->device) w = nullptr;
     if (m) {
         const long long off = static_cast<long long>(a - reinterpret_cast<std::uintptr_t>(m->start));
         os << ", out of bounds: " << (off < 0 ? std::to_string(-off) + " bytes before" : std::to_string(off - static_cast<long long>(m->bytes)) + " bytes past the end of")
            << " a " << m->bytes << "-byte " << (m->device ? "device allocation" : "host allocation") << ",";
-    } else if (const Allocation* w = wrappedFrom(a, bytes)) {
-        // 2^32 elements away from an array: an element index that wrapped in 32 bits.
-        const long long element = static_cast<long long>(
-            ((a + (std::uintptr_t{1} << 32) * bytes) - reinterpret_cast<std::uintptr_t>(w->start)) / bytes);
+    } else if (w) {
+        const auto element = (unwrapped - reinterpret_cast<std::uintptr_t>(w->start)) / bytes;
         os << ", 2^32 elements of " << bytes << " bytes before element " << element << " of a " << w->bytes
            << "-byte device allocation: an index that wrapped in 32 bits (an int where a 64-bit index is needed),";
     } else {
         os << ", which is not device memory (a host pointer? memory already freed?),";
     }
-    faultHere(outside || wrapped ? Fault::Bounds : Fault::Pointer, os.str());
+    faultHere(m || w ? Fault::Bounds : Fault::Pointer, os.str());
 }
 
 }  // namespace
+
+const Allocation* holding(const void* p, std::size_t bytes) {
+    const auto a = reinterpret_cast<std::uintptr_t>(p);
+    auto it = allocations.upper_bound(a);
+    if (it == allocations.begin()) return nullptr;
+    const Allocation& m = std::prev(it)->second;
+    const auto s = reinterpret_cast<std::uintptr_t>(m.start);
+    return a >= s && a + bytes <= s + m.bytes ? &m : nullptr;
+}
 
 bool settleWrites() {
     if (pending.empty()) return true;

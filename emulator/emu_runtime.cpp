@@ -86,16 +86,6 @@ cudaError_t release(void* ptr, bool device) {
     return stickyError;
 }
 
-// The allocation holding all of [p, p + bytes), if any.
-const Allocation* holding(const void* p, std::size_t bytes) {
-    const auto a = reinterpret_cast<std::uintptr_t>(p);
-    auto it = allocations.upper_bound(a);
-    if (it == allocations.begin()) return nullptr;
-    const Allocation& m = std::prev(it)->second;
-    const auto s = reinterpret_cast<std::uintptr_t>(m.start);
-    return a >= s && a + bytes <= s + m.bytes ? &m : nullptr;
-}
-
 const char* const kKindNames[] = {"host-to-host", "host-to-device", "device-to-host", "device-to-device", "default"};
 
 cudaError_t copy(void* dst, const void* src, std::size_t bytes, cudaMemcpyKind kind) {

@@ -33,8 +33,9 @@ unsigned long long warpOperation(int op, unsigned mask, unsigned long long value
     const int lane = active->current % 32;
     if (!((mask >> lane) & 1u)) {
         Unchecked unchecked;
-        faultHere(Fault::Warp, "a warp operation whose mask (" + hex(reinterpret_cast<void*>(static_cast<std::uintptr_t>(mask))) +
-                  ") leaves out the calling lane");
+        faultHere(Fault::Warp, "a warp operation whose mask (" +
+                                   hex(reinterpret_cast<void*>(static_cast<std::uintptr_t>(mask))) +
+                                   ") leaves out the calling lane");
     }
     Thread& th = me();
     th.state = State::AtWarp;
@@ -78,8 +79,10 @@ bool releaseWarps(Launch& l) {
             const bool named = (mask >> (t - first)) & 1u;
             if (!named) continue;
             if (l.thread[t].state == State::Done) {
-                reportFault(Fault::Warp, "a warp operation names lane " + std::to_string(t - first) + ", which has exited, by " +
-                            where(l, waiting), stackOf(l, waiting));
+                reportFault(Fault::Warp,
+                            "a warp operation names lane " + std::to_string(t - first) + ", which has exited, by " +
+                                where(l, waiting),
+                            stackOf(l, waiting));
                 return false;
             }
             if (l.thread[t].state != State::AtWarp) ready = false;
@@ -114,18 +117,21 @@ bool releaseBlock(Launch& l) {
         (s == State::AtBarrier ? at : s == State::Done ? done : elsewhere).push_back(t);
     }
     if (at.empty()) {
-        reportFault(Fault::Barrier, "deadlock: " + threadList(elsewhere, l, true) + " wait at warp operations that cannot complete",
+        reportFault(Fault::Barrier,
+                    "deadlock: " + threadList(elsewhere, l, true) + " wait at warp operations that cannot complete",
                     stackOf(l, elsewhere[0]), false);
         return false;
     }
     if (!elsewhere.empty()) {
-        reportFault(Fault::Barrier, "deadlock: " + threadList(at, l, true) + " wait at __syncthreads while " +
+        reportFault(Fault::Barrier,
+                    "deadlock: " + threadList(at, l, true) + " wait at __syncthreads while " +
                         threadList(elsewhere, l, true) + " wait at a warp operation that cannot complete",
                     stackOf(l, at[0]), false);
         return false;
     }
     if (!done.empty()) {
-        reportFault(Fault::Barrier, "a barrier some threads never reach: " + threadList(at, l, true) + " wait at __syncthreads, but " +
+        reportFault(Fault::Barrier,
+                    "a barrier some threads never reach: " + threadList(at, l, true) + " wait at __syncthreads, but " +
                         threadList(done, l) + " returned without reaching it",
                     stackOf(l, at[0]), false);
         return false;

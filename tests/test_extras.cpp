@@ -231,7 +231,7 @@ TEST_CASE("bitonicSort keeps its indices past 2^31 on a few emulated blocks", "[
     }
     const std::string ctx = "n=" + std::to_string(n) + ", emulated: each launch's first, middle and last blocks alone";
     const Check c = test::tracedCall([&] { bitonicSort(data, n); }, rules("X4", n), ctx);
-    cudaFree(data);
+    cudaFree(data);  // after a fault it frees and returns its error: c says why
     REQUIRE_OK(c);
 }
 #endif

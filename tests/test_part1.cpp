@@ -8,7 +8,6 @@
 #include "../part1_merge_path/part1.cuh"
 
 #include <algorithm>
-#include <cstring>
 #include <string>
 
 using namespace lab;
@@ -266,13 +265,12 @@ TEST_CASE("mergeSmallMany keeps its pair offsets past 2^31 on a few emulated pai
     const std::uint64_t s = caseSeed(test::seed(), 31, 3);
     const std::vector<long long> pairs = emu::sparseBlocks(count);
     std::vector<std::vector<int>> expected;
-    const std::vector<int> poison(d, [] { int v; std::memset(&v, kPoisonByte, sizeof v); return v; }());
     for (long long p : pairs) {
         const auto a = sortedKeys(InputKind::FewDistinct, nA, caseSeed(s, p));
         const auto b = sortedKeys(InputKind::FewDistinct, nB, caseSeed(s + 1, p));
-        cudaMemcpy(A + p * nA, a.data(), nA * sizeof(int), cudaMemcpyHostToDevice);
-        cudaMemcpy(B + p * nB, b.data(), nB * sizeof(int), cudaMemcpyHostToDevice);
-        cudaMemcpy(M + p * d, poison.data(), d * sizeof(int), cudaMemcpyHostToDevice);
+        CUDA_CHECK(cudaMemcpy(A + p * nA, a.data(), nA * sizeof(int), cudaMemcpyHostToDevice));
+        CUDA_CHECK(cudaMemcpy(B + p * nB, b.data(), nB * sizeof(int), cudaMemcpyHostToDevice));
+        CUDA_CHECK(cudaMemset(M + p * d, kPoisonByte, d * sizeof(int)));
         expected.push_back(stdMerge(a, b));
     }
     const std::string ctx = test::context(s, sizes(nA, nB, "few-distinct") + " merges=" + std::to_string(count) +
@@ -281,10 +279,10 @@ TEST_CASE("mergeSmallMany keeps its pair offsets past 2^31 on a few emulated pai
     Check c = test::tracedCall([&] { mergeSmallMany(A, nA, B, nB, M, count); }, mergeSmallRules(count, d), ctx);
     for (std::size_t i = 0; i < pairs.size() && c; ++i) {
         std::vector<int> got(d);
-        cudaMemcpy(got.data(), M + pairs[i] * d, d * sizeof(int), cudaMemcpyDeviceToHost);
+        CUDA_CHECK(cudaMemcpy(got.data(), M + pairs[i] * d, d * sizeof(int), cudaMemcpyDeviceToHost));
         c = checkOutput(got, expected[i], ctx + ", pair " + std::to_string(pairs[i]));
     }
-    cudaFree(A), cudaFree(B), cudaFree(M);
+    cudaFree(A), cudaFree(B), cudaFree(M);  // after a fault they free and return its error: c says why
     REQUIRE_OK(c);
 }
 #endif

@@ -15,6 +15,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import course  # noqa: E402
 from harness import course_table as h  # noqa: E402
+from harness.sanitizers import SLOW_RUN_NOTE  # noqa: E402
 
 # Each part's student.cu, where most faults are planted.
 P1, P2, P3, PX = (f"{course.load(h.LAB).part(name).folder}/student.cu" for name in ("part1", "part2", "part3", "extras"))
@@ -1106,7 +1107,7 @@ ATTACKS = [
            PART1_ZERO, parts=["part1"]),
     Attack("sanitizer-stall", "the reference, plus a constructor that sleeps 40 s only under compute-sanitizer",
            _reference_part1_with(SANITIZER_STALL), {}, parts=["part1"], sanitize=True,
-           noted="runs' time predicts about"),
+           noted=SLOW_RUN_NOTE),
     Attack("late-writer", "Part 1's kernels launched for show, each merge done on the host by a thread that starts "
            "as the launcher returns, racing the judge's reading",
            lambda lab, skel, ref: {**skel, P1: _part1_on_host(skel[P1], LATE_WRITER, "mergeLater")},

@@ -12,13 +12,13 @@ The table, its reader and its generator are the only places these may be written
 
 from __future__ import annotations
 
-import fnmatch
 import re
 import subprocess
 from pathlib import Path
 
 import course as C
 import docs
+from harness.building import SKIP_NAMES
 
 ALLOWED = {"tests/course.ini", "tests/grading/course.py", "tests/grading/docs.py", "tests/grading/restated.py",
            *docs.WHOLE_FILES}
@@ -29,35 +29,14 @@ QUESTION_POINTS = re.compile(r"\b[QX]\d+\b[^\n]{0,40}?\b\d+(?:\.\d+)?(?: \+ \d+(
 
 def lab_files(lab: Path) -> list[str]:
     """The lab's text files: git's list where the lab is a repository, else a
-    walk that leaves out what the lab's .gitignore does (a student's copy is
-    no repository: its grade-results/ and demos are no part of the lab)."""
+    walk that leaves out builds and outputs (SKIP_NAMES: a student's copy is no
+    repository, and its grade-results/ is no part of the lab)."""
     listed = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard"], cwd=lab,
                             capture_output=True, text=True)
     if listed.returncode == 0 and listed.stdout.strip():
         return sorted(set(listed.stdout.split("\n")) - {""})
-    ignored = ignored_patterns(lab)
-    return sorted(rel for rel in (p.relative_to(lab).as_posix() for p in lab.rglob("*") if p.is_file())
-                  if not any(fnmatch.fnmatchcase(rel, pat) for pat in ignored))
-
-
-def ignored_patterns(lab: Path) -> list[str]:
-    """The lab's .gitignore as shell patterns over paths from the lab's root:
-    "/build/" -> "build/*", "__pycache__/" -> "*__pycache__/*" (and .git)."""
-    gitignore = lab / ".gitignore"
-    lines = (gitignore.read_text().splitlines() if gitignore.exists()
-             else ["/build/", "/dist/", "/grade-results/", "/grades/", "__pycache__/"])
-    patterns = [".git/*"]
-    for line in (ln.strip() for ln in lines):
-        if not line or line.startswith(("#", "!")):
-            continue
-        folder = line.endswith("/")
-        body = line.strip("/")
-        anchored = line.startswith("/") or "/" in body
-        head = body if anchored else "*" + body if body.startswith("*") else f"*{body}"
-        patterns += [f"{head}/*"] if folder else [head, f"{head}/*"]
-        if not anchored:
-            patterns += [f"{body}/*"] if folder else [body, f"{body}/*"]
-    return patterns
+    return sorted(p.relative_to(lab).as_posix() for p in lab.rglob("*")
+                  if p.is_file() and not SKIP_NAMES & set(p.relative_to(lab).parts))
 
 
 def ungenerated(lab: Path, rel: str, course: C.Course) -> str:

@@ -30,6 +30,7 @@ from harness.options import Options  # noqa: E402
 from harness.pcie import Meter  # noqa: E402
 from harness.pipeline import grade_one  # noqa: E402
 from harness.running import Grading  # noqa: E402
+from harness.sanitizers import SLOW_RUN_NOTE  # noqa: E402
 from harness.trusted import TrustedRuns  # noqa: E402
 
 
@@ -135,7 +136,7 @@ def main() -> int:
             moved += " [" + ", ".join(f"{k} {int(v) >> 20} MiB" for k, v in
                                       (ln.split("\t") for ln in traffic.read_text().splitlines())) + "]"
         report = (out / "results" / name / "results.json").read_text()
-        if "runs' time predicts about" in report:
+        if SLOW_RUN_NOTE in report:
             moved += " (noted: a sanitized run's time)"
         if noted is not None and noted not in report:
             failures += 1

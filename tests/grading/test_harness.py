@@ -988,6 +988,17 @@ class Hints(unittest.TestCase):
         self.assertEqual(self.show("Q9").returncode, 2)
 
 
+class DocumentsCheck(unittest.TestCase):
+    def test_outside_a_repository_builds_and_outputs_are_no_part_of_the_lab(self):
+        import restated
+        with tempfile.TemporaryDirectory() as tmp:
+            lab = Path(tmp)
+            for rel in ("handout.md", "grade-results/results.json", "check-results/report.txt", "build/x.o", "part1"):
+                (lab / rel).parent.mkdir(parents=True, exist_ok=True)
+                (lab / rel).write_text("text")
+            self.assertEqual(restated.lab_files(lab), ["handout.md"])
+
+
 class CheckSubmission(unittest.TestCase):
     def test_a_hand_in_is_checked_with_the_emulated_feedback_and_never_graded(self):
         from harness.schedulers import gradescope as GS

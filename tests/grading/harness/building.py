@@ -29,7 +29,7 @@ if TYPE_CHECKING:  # for the annotations only
 
 
 # What the pristine copy of the lab leaves out: instructor files, builds, outputs.
-SKIP_NAMES = {".git", "build", "dist", "grades", "grade-results", "grade-selftest", "__pycache__",
+SKIP_NAMES = {".git", "build", "dist", "grades", "grade-results", "check-results", "grade-selftest", "__pycache__",
               *(name for name, _ in PARTS)}  # the demo binaries
 
 

@@ -12,6 +12,8 @@ import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .course_table import LAB, PARTS, all_questions
+
 
 MAX_FILE_BYTES = 2 << 20  # a student file larger than this is refused
 
@@ -40,11 +42,17 @@ def _name(path: str) -> str:
     return path.rsplit("/", 1)[-1]
 
 
+def _shared_names(manifest: list[str]) -> set[str]:
+    """The file names several of the manifest's files have (student.cu)."""
+    names = [_name(w) for w in manifest]
+    return {n for n in names if names.count(n) > 1}
+
+
 def _by_name_alone(readers: dict, wanted: str, manifest: list[str], notes: list[str]) -> str | None:
     """A file handed in without its folder (Gradescope's upload of single
     files puts each at the top), taken for `wanted` when no other file of the
     manifest has its name (student_search.cuh); else None."""
-    if sum(_name(m) == _name(wanted) for m in manifest) != 1:
+    if _name(wanted) in _shared_names(manifest):
         return None
     chosen = _pick([m for m in readers if _name(m) == _name(wanted)], wanted, notes)
     if chosen is not None:
@@ -54,7 +62,6 @@ def _by_name_alone(readers: dict, wanted: str, manifest: list[str], notes: list[
 
 def questions_of(wanted: str) -> str:
     """The questions of the part a manifest file belongs to ("Q3 and Q4"), or ""."""
-    from .course_table import LAB, PARTS, all_questions  # noqa: PLC0415 -- the table only when a file is missing
     part = next((p for p, folder in PARTS if wanted.startswith(folder + "/")), None)
     names = [qid for qid, q in all_questions(LAB).items() if q.part == part]
     return ", ".join(names[:-1]) + (" and " if len(names) > 1 else "") + names[-1] if names else ""
@@ -105,7 +112,7 @@ def collect_submission(path: Path, manifest: list[str], documents_wanted: list[s
         notes += suspicious_lines(rel, content)
     documents = collect_documents(readers, documents_wanted, used, notes)
     # A file handed in without its folder, whose name several of the manifest's share (student.cu).
-    shared = {_name(w) for w in manifest if sum(_name(v) == _name(w) for v in manifest) > 1}
+    shared = _shared_names(manifest)
     loose = sorted(m for m in readers if m not in used and _name(m) in shared
                    and not any(_match(m, w) for w in manifest))
     if loose:
