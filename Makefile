@@ -358,6 +358,14 @@ $(BUILD)/test_common: $(TEST_MAIN) $(OBJ)/tests/test_common.o $(OBJ)/tests/oracl
 $(BUILD)/test_emulator: $(OBJ)/emulator/test_emulator.o $(EMULATOR_OBJS)
 	$(LINK) $^ -o $@
 
+# The lab's shared-memory and barrier idioms, one kernel each
+# (emulator/idioms.cu): emulator/idioms.py checks what the emulator says of
+# them (make test EMULATE=1) and what compute-sanitizer says (make sanitize)
+# against emulator/idioms.tsv.
+IDIOMS := $(BUILD)/idioms
+$(IDIOMS): $(OBJ)/emulator/idioms.o $(EMULATOR_OBJS)
+	$(LINK) $^ -o $@
+
 # The tuned kernels' tests: Part 2's and Part 3's, each where its instructor file is present.
 # Stripped: in the student copy, which has neither, the line's continuation
 # alone would leave a space, which $(and ...) below takes for something.
@@ -420,7 +428,7 @@ JUNIT ?=
 # does make test run the harness's own tests and the documents' check, which
 # test the lab, not the student's work.
 INSTRUCTOR_TREE := $(wildcard tests/grading/release.py)
-run-tests: $(TEST_BINS) $(DEVICE_CHECKS)
+run-tests: $(TEST_BINS) $(DEVICE_CHECKS) $(if $(filter 1,$(EMULATE)),$(IDIOMS))
 	@status=0; rm -rf $(BUILD)/reports; mkdir -p $(BUILD)/reports; \
 	harness=$$( [ -z "$(TEST_ARGS)" ] && [ "$(EMULATE)" != 1 ] && [ -n "$(INSTRUCTOR_TREE)" ] && echo yes); \
 	jobs="$(TEST_JOBS)"; \
@@ -436,6 +444,7 @@ run-tests: $(TEST_BINS) $(DEVICE_CHECKS)
 	  start env LAB_REPORT=$(BUILD)/reports/$$name.jsonl ./$$t $(TEST_ARGS) > $(BUILD)/reports/$$name.out 2>&1; \
 	done; \
 	if [ -n "$$harness" ]; then name=harness; start python3 tests/grading/test_harness.py > $(BUILD)/reports/harness.out 2>&1; fi; \
+	$(if $(filter 1,$(EMULATE)),name=idioms; start python3 emulator/idioms.py emulated $(IDIOMS) > $(BUILD)/reports/idioms.out 2>&1;) \
 	[ "$$jobs" = 1 ] || echo "running $(words $(TEST_BINS)) test programs$${harness:+ and the harness's own tests} at once (TEST_JOBS=1: one by one) ..."; \
 	wait; \
 	for t in $(TEST_BINS); do name=$$(basename $$t); \
@@ -445,6 +454,8 @@ run-tests: $(TEST_BINS) $(DEVICE_CHECKS)
 	if [ -f tests/grading/unchecked.py ]; then python3 tests/grading/unchecked.py $(BUILD)/reports/*.jsonl; echo; fi; \
 	$(if $(JUNIT),python3 tests/grading/ci_report.py junit '$(JUNIT)' $(BUILD)/reports $(if $(filter 1,$(EMULATE)),--emulated) || status=1;) \
 	$(if $(DEVICE_CHECKS),sh emulator/device_check.sh report $(EMU_DEVICE_ARCH) $(EMU_DEVICE) $(DEVICE_CHECKS) || status=1; echo;) \
+	$(if $(filter 1,$(EMULATE)),echo "==> the idioms against the GPU tools' table (emulator/idioms.tsv)"; cat $(BUILD)/reports/idioms.out; echo; \
+	  [ "$$(cat $(BUILD)/reports/idioms.rc)" = 0 ] || status=1;) \
 	if [ -n "$$harness" ]; then echo "==> the grading harness's own tests"; cat $(BUILD)/reports/harness.out; \
 	  [ "$$(cat $(BUILD)/reports/harness.rc)" = 0 ] || status=1; fi; \
 	$(if $(INSTRUCTOR_TREE),echo "==> the documents against the course table (tests/course.ini) and the committed results (results/*/*.csv); make docs rewrites them"; \
@@ -466,12 +477,14 @@ docs:
 SANITIZE_TOOLS := memcheck racecheck synccheck
 SANITIZE_FILTER := [gpu]~[large]~[every-d]
 .PHONY: sanitize
-sanitize: $(GPU_TEST_BINS)
+sanitize: $(GPU_TEST_BINS) $(IDIOMS)
 	@command -v compute-sanitizer >/dev/null 2>&1 || { echo "make sanitize needs compute-sanitizer (CUDA toolkit, on the PATH) and a GPU: not found here" >&2; exit 1; }
 	@status=0; for tool in $(SANITIZE_TOOLS); do for t in $(GPU_TEST_BINS); do \
 	  echo "==> compute-sanitizer --tool $$tool $$t $(SANITIZE_FILTER)"; \
 	  compute-sanitizer --tool $$tool --error-exitcode 99 ./$$t "$(SANITIZE_FILTER)" || status=1; \
-	done; done; exit $$status
+	done; done; \
+	echo "==> the idioms against the GPU tools' table (emulator/idioms.tsv)"; \
+	python3 emulator/idioms.py gpu $(IDIOMS) || status=1; exit $$status
 
 # ---------------------------------------------------------------- grading
 # The harness (tests/grading/grade.py) takes only the manifest's student files

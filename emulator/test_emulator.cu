@@ -44,28 +44,6 @@ __global__ void sharedFlag_k(int* out) {
     if (flag) out[threadIdx.x] = 1;  // read while thread 3 writes, no barrier between
 }
 
-// X1's shared flag, in rounds. Right (kOneReset, the handout's hint): reset
-// by one thread between two barriers, set to 1 by many threads, read by all
-// after the round's last barrier; many writes of the same value are no race
-// (nor to racecheck). Wrong: every thread resets it at the top of the loop,
-// so a fast thread's reset for the next round meets a slow thread's read.
-template <bool kOneReset>
-__global__ void roundFlag_k(int* out) {
-    __shared__ int flag;
-    for (int round = 0; round < 3; ++round) {
-        if (kOneReset) {
-            __syncthreads();  // everyone has read the last round's answer
-            if (threadIdx.x == 0) flag = 0;
-        } else {
-            flag = 0;
-        }
-        __syncthreads();
-        if (static_cast<int>(threadIdx.x % 3) == round) flag = 1;
-        __syncthreads();
-        if (flag) out[threadIdx.x] += 1;
-    }
-}
-
 __global__ void twoValues_k(int* out) {
     __shared__ int s;
     if (threadIdx.x < 2) s = static_cast<int>(threadIdx.x) + 1;  // 1 and 2, no barrier between
@@ -279,18 +257,6 @@ const std::vector<Case>& cases() {
          }},
         {"the shared flag every thread resets is a race", [] {
              sharedFlag_k<<<1, 64>>>(deviceInts(64, 0));
-             return outcome("shared-memory race on shared variable 'flag'");
-         }},
-        {"many threads writing the same value between two barriers is no race (X1's right flag)", [] {
-             int* out = deviceInts(64, 0);
-             roundFlag_k<true><<<1, 64>>>(out);
-             if (std::string o = outcome(""); !o.empty()) return o;
-             for (int v : hostInts(out, 64))
-                 if (v != 3) return "a thread counted " + std::to_string(v) + " rounds instead of 3";
-             return std::string();
-         }},
-        {"a flag every thread resets at the top of the loop is a race", [] {
-             roundFlag_k<false><<<1, 64>>>(deviceInts(64, 0));
              return outcome("shared-memory race on shared variable 'flag'");
          }},
         {"two threads writing two values between two barriers is a race, named as such", [] {

@@ -221,7 +221,7 @@ TEST_CASE("bitonicSort sorts sizes around tiles and primes and powers of two", "
 // its first, middle and last blocks. What it checks is that no access leaves
 // the array: an index kept in 32 bits lands 2^32 elements before it, and the
 // emulator names the line.
-TEST_CASE("bitonicSort keeps its indices past 2^31 on a few emulated blocks", "[extras][X4]") {
+TEST_CASE("bitonicSort keeps its indices past 2^31 on a few emulated blocks", "[extras][X4][emulated]") {
     const long long n = test::large::kPast31;
     const emu::SparseRun sparse;
     int* data = nullptr;

@@ -249,7 +249,7 @@ TEST_CASE("mergeSmallMany refuses bad sizes and counts", "[part1][Q2]") {
 // arrays are mapped, not filled, and only the blocks of the first, middle and
 // last pairs run, on inputs written where they read. A pair offset kept in 32
 // bits then reads or writes outside the arrays, and the emulator names the line.
-TEST_CASE("mergeSmallMany keeps its pair offsets past 2^31 on a few emulated pairs", "[part1][Q2]") {
+TEST_CASE("mergeSmallMany keeps its pair offsets past 2^31 on a few emulated pairs", "[part1][Q2][emulated]") {
     const int nA = 300, nB = 724, d = nA + nB;
     const long long count = test::large::kPast31 / d + 1;
     const emu::SparseRun sparse;

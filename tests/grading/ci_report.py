@@ -33,11 +33,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from harness.course_table import LAB, PARTS, all_questions, read_test_cases  # noqa: E402
+from harness.course_table import LAB, PARTS, all_questions, emulated_names, read_test_cases  # noqa: E402
 from harness.judging import QuestionResult  # noqa: E402
 
 # The programs `make test` runs that write no report, by what they check.
-OWN_CHECKS = {"harness": "the grading harness's own tests", "test_emulator": "the emulator's self-test"}
+OWN_CHECKS = {"harness": "the grading harness's own tests", "test_emulator": "the emulator's self-test",
+              "idioms": "the idioms against the GPU tools' table"}
 OUTPUT_CAP = 200_000  # characters of a program's output kept in its XML (the end)
 MESSAGE_CAP = 300  # characters of a failure in the summary
 # Terminal colours, and the characters XML 1.0 cannot hold.
@@ -125,7 +126,7 @@ def questions_of(lab: Path = LAB) -> dict[str, list[str]]:
     """Test name -> the questions it is tagged with, over every part's graders."""
     out: dict[str, list[str]] = {}
     for part, _ in PARTS:
-        for case in read_test_cases(lab, part):
+        for case in read_test_cases(lab, part, emulated=True):
             out[case.name] = case.questions
     return out
 
@@ -184,7 +185,8 @@ def summary(folders: list[Path], title: str, lab: Path = LAB) -> str:
                  f"failed" + (f", {totals['skipped']} not run" if totals["skipped"] else "") + ".")
     lines.append("")
     outcomes = {c.name: c for p in programs for c in p.cases}
-    questions = [q for q in all_questions(lab).values() if any(n in outcomes for n in q.weights)]
+    emulated = bool(set(outcomes) & emulated_names(lab))  # an emulated run's reports
+    questions = [q for q in all_questions(lab, emulated).values() if any(n in outcomes for n in q.weights)]
     if questions:
         lines += ["| Question | | Tests passed | Failed | Not run | Code points of the tests passed |",
                   "|---|---|---|---|---|---|"]

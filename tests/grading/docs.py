@@ -18,6 +18,7 @@ Generated parts are of three kinds:
 
 from __future__ import annotations
 
+import importlib.util
 import re
 import sys
 from pathlib import Path
@@ -162,6 +163,22 @@ def fault_count(course: C.Course) -> str:
     return f"{len(course.faults) - gpu_only} of the {len(course.faults)} agree with the GPU; {others} a GPU"
 
 
+def idiom_table(course: C.Course) -> str:
+    """README's table of the idioms (emulator/idioms.tsv): the GPU tools'
+    verdicts and the emulator's, each column checked where its tool runs."""
+    spec = importlib.util.spec_from_file_location("idioms", LAB / "emulator" / "idioms.py")
+    idioms = sys.modules.setdefault("idioms", importlib.util.module_from_spec(spec))
+    spec.loader.exec_module(idioms)
+
+    def cell(verdict: str) -> str:
+        return verdict if verdict == "clean" else f"**{verdict}**"
+
+    rows = ["| Idiom | " + " | ".join(idioms.GPU_TOOLS) + " | emulator |", "|---|---|---|---|---|"]
+    rows += [f"| `{i.name}`: {i.what} | " + " | ".join(cell(v) for v in i.verdicts.values()) + " |"
+             for i in idioms.read_table()]
+    return "\n" + "\n".join(rows) + "\n"
+
+
 def make_parts(course: C.Course) -> str:
     lines = [f"# ({SOURCE}: the parts, in order, and their folders)",
              f"PARTS := {' '.join(p.name for p in course.parts)}"]
@@ -184,7 +201,7 @@ BLOCKS = {
     "handout.md": {"points": points_table, "bonus": bonus_sentence, "hand-in": hand_in, "trace": trace_table,
                    "report-questions": report_questions},
     "README.md": {"layout": layout_rows, "student-files": student_files, "faults": fault_table,
-                  "fault-count": fault_count},
+                  "fault-count": fault_count, "idioms": idiom_table},
     "Makefile": {"parts": make_parts},
 }
 WHOLE_FILES = {"tests/grading/manifest.txt": manifest}

@@ -68,7 +68,7 @@ def run_case(folder: Path, part: str, case: TestCase) -> tuple[str, str]:
 
 
 def part_results(folder: Path, part: str) -> dict[str, tuple[str, str]]:
-    return {c.name: run_case(folder, part, c) for c in read_test_cases(LAB, part) if not c.large}
+    return {c.name: run_case(folder, part, c) for c in read_test_cases(LAB, part, emulated=True) if not c.large}
 
 
 def prepare(root: Path, files: dict[str, str]) -> Path:
@@ -97,7 +97,7 @@ def check_skeleton() -> int:
             print("the skeleton does not build emulated:\n" + compile_errors(b.stdout + b.stderr))
             return 1
         for part, _ in PARTS:
-            weights = {n: w for q in read_points(LAB, part).values() for n, w in q.weights.items()}
+            weights = {n: w for q in read_points(LAB, part, emulated=True).values() for n, w in q.weights.items()}
             results = part_results(folder, part)
             for name, (status, why) in results.items():
                 if weights.get(name, 1.0) > 0 and status != "failed":
@@ -114,7 +114,7 @@ def check_skeleton() -> int:
 def check_faults(only: set[str] | None, gpu_only: set[str] | None) -> int:
     """Each fault emulated, judged as selftest.py judges it on a GPU."""
     reference = F.reference_submission(LAB)
-    questions = all_questions(LAB)
+    questions = all_questions(LAB, emulated=True)
     rows = []
     with tempfile.TemporaryDirectory(prefix="lab-emulated-") as tmp:
         base = prepare(Path(tmp), reference)

@@ -370,7 +370,7 @@ GPU_HOG = _gpu_hog(256, 20)
 # gives the process it starts (NV_SANITIZER_INJECTION_*, as common/gpu.cpp
 # looks for them). Full points (its code is the reference's); the sanitized
 # runs' limits, from the graded runs' time, bound what it costs the class's
-# grading, and the time past SANITIZED_NOTE of the expected is a note.
+# grading, and the time past SANITIZED_NOTE and SLOW_RUN_SLACK of the expected is a note.
 SANITIZER_STALL = r"""
 #include <chrono>
 #include <cstring>

@@ -1048,6 +1048,61 @@ class HostTraffic(unittest.TestCase):
             self.assertFalse(log.exists())
 
 
+class EmulatedOnlyTests(unittest.TestCase):
+    """The tests built only for the emulator (#ifdef LAB_EMULATED) carry
+    [emulated], and a GPU's grading never lists them (course_table.py)."""
+
+    def test_tagged_exactly_where_compiled_for_the_emulator_alone(self):
+        for part, _ in CT.PARTS:
+            inside, tagged, guarded = False, set(), set()
+            for line in (CT.LAB / "tests" / f"test_{part}.cpp").read_text().splitlines():
+                if line.startswith("#ifdef LAB_EMULATED"):
+                    inside = True
+                elif line.startswith("#endif"):
+                    inside = False
+                for name, tags in CT.TEST_CASE_RE.findall(line):
+                    if "[emulated]" in tags:
+                        tagged.add(name)
+                    if inside:
+                        guarded.add(name)
+            self.assertEqual(tagged, guarded, part)
+
+    def test_a_gpu_grading_leaves_them_out(self):
+        only = CT.emulated_names(CT.LAB)
+        self.assertEqual(len(only), 2)
+        gpu = {n for q in CT.all_questions(CT.LAB).values() for n in q.weights}
+        emulated = {n for q in CT.all_questions(CT.LAB, emulated=True).values() for n in q.weights}
+        self.assertFalse(only & gpu)
+        self.assertEqual(emulated - gpu, only)
+
+
+class SlowSanitizedRun(unittest.TestCase):
+    """A sanitized run well past what its graded runs predict is a note for a
+    person, and an honest one is not (sanitizers.py), on the H200's figures."""
+
+    def notes_for(self, took: float, graded: float) -> list[str]:
+        with tempfile.TemporaryDirectory() as tmp:
+            g = mock.Mock(seconds={"a": graded}, logs=Path(tmp), notes=[])
+            g.budget.left.return_value = 1e6
+            g.binary_intact.return_value = True
+            runs = mock.Mock(groups={"Q1": ["a"]}, limits={"Q1": 1000.0}, binaries={"Q1": Path("x")})
+            clock = iter([0.0, took])
+            with mock.patch.object(SAN, "sanitized_run", lambda *a: 0), \
+                    mock.patch.object(SAN, "time", mock.Mock(monotonic=lambda: next(clock))):
+                SAN.sanitize_one(g, runs, "Q1", "racecheck")
+            return g.notes
+
+    def test_the_stall_is_noted_and_honest_runs_are_not(self):
+        # graded 7 s: 28.5 s expected. Q2 under racecheck took 31 s honestly;
+        # stalled 40 s under the sanitizer, 42-46 s.
+        self.assertEqual(self.notes_for(31.0, 7.0), [])
+        self.assertIn(SAN.SLOW_RUN_NOTE, " ".join(self.notes_for(42.0, 7.0)))
+        self.assertEqual(self.notes_for(37.0, 7.0), [], "1.3 times, but under 10 s over")
+        # a long run (225 s expected): 35 s over is still within a quarter
+        self.assertEqual(self.notes_for(260.0, 400.0), [])
+        self.assertIn(SAN.SLOW_RUN_NOTE, " ".join(self.notes_for(290.0, 400.0)))
+
+
 class GpuLease(unittest.TestCase):
     """A grading holds its GPU alone, machine-wide (gpus.lease): no classmate's
     process runs on it meanwhile; a wait or a probe that fails for what the

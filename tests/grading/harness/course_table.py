@@ -38,6 +38,12 @@ class TestCase:
     def large(self) -> bool:
         return "large" in self.tags
 
+    @property
+    def emulated(self) -> bool:
+        """Built only for the emulator (#ifdef LAB_EMULATED): the sparse runs
+        past 2^31 that stand in for the [large] tier there; never on a GPU."""
+        return "emulated" in self.tags
+
 
 @dataclass
 class Question:
@@ -64,9 +70,10 @@ TEST_CASE_RE = re.compile(r'TEST_CASE\(\s*"((?:[^"\\]|\\.)*)"\s*,\s*"([^"]*)"\s*
 SAFE_NAME_RE = re.compile(r"^[A-Za-z0-9 _'^.()|+=<>-]+$")
 
 
-def read_test_cases(lab: Path, part: str) -> list[TestCase]:
+def read_test_cases(lab: Path, part: str, emulated: bool = False) -> list[TestCase]:
     """The test cases of a part, read from its grader source (not from a binary
-    that links student code, which could print any list it likes)."""
+    that links student code, which could print any list it likes): those of a
+    GPU's build, or with `emulated` those of the emulator's too ([emulated])."""
     source = (lab / "tests" / f"test_{part}.cpp").read_text()
     cases = []
     for name, tags in TEST_CASE_RE.findall(source):
@@ -74,11 +81,12 @@ def read_test_cases(lab: Path, part: str) -> list[TestCase]:
             raise GradingError(f"test name {name!r} has characters a Catch2 test spec would read as syntax")
         tag_list = re.findall(r"\[([^\]]*)\]", tags)
         questions = [t for t in tag_list if re.fullmatch(r"[QX]\d+", t)]
-        cases.append(TestCase(part, name, tag_list, questions))
+        if emulated or "emulated" not in tag_list:
+            cases.append(TestCase(part, name, tag_list, questions))
     return cases
 
 
-def read_points(lab: Path, part: str) -> dict[str, Question]:
+def read_points(lab: Path, part: str, emulated: bool = False) -> dict[str, Question]:
     """Questions of a part with their test cases, weights and time limits: the
     course table's questions, matched with the test cases of the part's grader."""
     try:
@@ -88,7 +96,7 @@ def read_points(lab: Path, part: str) -> dict[str, Question]:
     questions = {q.qid: Question(q.qid, part, float(q.points), q.time_limit, q.sanitizer_penalty, q.title,
                                  report_points=float(q.report), bonus=q.bonus)
                  for q in table.questions_of(part)}
-    cases = read_test_cases(lab, part)
+    cases = read_test_cases(lab, part, emulated)
     for case in cases:
         for qid in case.questions:
             if qid not in questions:
@@ -106,15 +114,22 @@ def read_points(lab: Path, part: str) -> dict[str, Question]:
 
 def unknown_test_rules(lab: Path) -> list[str]:
     """The table's [test] sections that name no test case of any grader."""
-    names = {c.name for part, _ in read_parts(lab) for c in read_test_cases(lab, part)}
+    names = {c.name for part, _ in read_parts(lab) for c in read_test_cases(lab, part, emulated=True)}
     return sorted(set(course.load(lab).tests) - names)
 
 
-def all_questions(lab: Path) -> dict[str, Question]:
+def all_questions(lab: Path, emulated: bool = False) -> dict[str, Question]:
+    """Every question with its test cases: a GPU's, or the emulator's."""
     out: dict[str, Question] = {}
     for part, _ in PARTS:
-        out.update(read_points(lab, part))
+        out.update(read_points(lab, part, emulated))
     return out
+
+
+def emulated_names(lab: Path) -> set[str]:
+    """The test cases only the emulator's build has: reports that hold one
+    are an emulated run's."""
+    return {c.name for part, _ in PARTS for c in read_test_cases(lab, part, emulated=True) if c.emulated}
 
 
 def read_manifest(lab: Path) -> list[str]:

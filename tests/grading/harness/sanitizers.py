@@ -70,13 +70,15 @@ class SanitizedRuns:
 # runs of the same cases (their seconds, measured just before). Measured on
 # H100s, eight gradings of a class of 16 (the reference, faults, attacks):
 # each tool's run over a question's cases took 2-40 s, at most 0.96 of this
-# (X3 under racecheck). The limit is SANITIZED_LIMIT times it (Q1's: about
-# 290 s, where ten times its cases' limits allowed 3150 s); past
-# SANITIZED_NOTE times, a note for a person: well above every honest run
-# measured (at most 1.05 times it), and low enough that a process stalled 40 s only under
-# the sanitizer (the sanitizer-stall attack) is noted.
+# (X3 under racecheck); on an H200, at most 1.05 of it and 1.5 s over it (Q2
+# under racecheck, beside another grading). The limit is SANITIZED_LIMIT
+# times it (Q1's: about 290 s, where ten times its cases' limits allowed
+# 3150 s). A run past SANITIZED_NOTE times it and SLOW_RUN_SLACK seconds over
+# it is a note for a person: on an H200 a process stalled 40 s only under the
+# sanitizer (the sanitizer-stall attack) took 42-46 s where 29-31 s were
+# expected, 1.47 times and 13-16 s over, which a ratio of 1.5 alone missed.
 SANITIZER_COST = {"memcheck": (25.0, 0.5), "racecheck": (25.0, 0.5), "synccheck": (25.0, 0.5)}
-SANITIZED_LIMIT, SANITIZED_NOTE = 4.0, 1.5
+SANITIZED_LIMIT, SANITIZED_NOTE, SLOW_RUN_SLACK = 4.0, 1.25, 10.0
 SLOW_RUN_NOTE = "runs' time predicts about"  # the words of that note (selftest looks for them)
 
 
@@ -105,7 +107,7 @@ def sanitize_one(g: Grading, runs: SanitizedRuns, qid: str, tool: str) -> int | 
         took = time.monotonic() - t0
         with open(g.logs / "sanitizer-times.tsv", "a") as f:  # for a person fitting SANITIZER_COST
             f.write(f"{qid}\t{tool}\t{len(runs.groups[qid])}\t{took:.1f}\t{expected:.1f}\t{limit:.0f}\n")
-        if n is not None and took > expected * SANITIZED_NOTE:
+        if n is not None and took > max(expected * SANITIZED_NOTE, expected + SLOW_RUN_SLACK):
             g.notes.append(f"for a person to look at: {tool} on {qid}'s tests took {took:.0f} s, where their graded "
                            f"{SLOW_RUN_NOTE} {expected:.0f} s (limit {limit:.0f} s)")
         return n
