@@ -491,8 +491,8 @@ sanitize: $(GPU_TEST_BINS) $(IDIOMS)
 # into a pristine copy of the lab outside this tree, builds each part alone and
 # runs every test case in its own sandboxed process; a test passes only when the
 # results it read back equal those of the trusted build (build/oracle/,
-# tests/oracle/) on the same seed, compared by the harness. See README.md (instructors' copy), For
-# instructors.
+# tests/oracle/) on the same seed, compared by the harness. See INSTRUCTORS.md
+# (instructors' copy).
 GRADE := python3 tests/grading/grade.py
 GRADE_OPTS = $(if $(TIMEOUT),--timeout '$(TIMEOUT)') $(if $(TIMEOUT_SCALE),--timeout-scale '$(TIMEOUT_SCALE)') \
              $(if $(SANITIZE),--sanitize '$(SANITIZE)') $(if $(SEED),--seed '$(SEED)') \
@@ -589,7 +589,7 @@ clean:
 help:
 	@echo "make part1|part2|part3|extras  build a part's demo as ./part1, ./part2, ./part3, ./extras"
 	@echo "make test             build and run every grader (TEST_ARGS='[Q1]' picks tests, PART=part1 one part, JUNIT=dir JUnit XML)"
-	@echo "make test EMULATE=1   the same graders on the CPU emulator (no GPU or CUDA needed; README, The CPU emulator)"
+	@echo "make test EMULATE=1   the same graders on the CPU emulator (no GPU or CUDA needed; emulator/README.md)"
 	@echo "make sanitize         compute-sanitizer memcheck, racecheck, synccheck on the GPU tests"
 	@echo "make grade            grade this tree's student files (SUBMISSION=folder|archive grades another)"
 	@echo "make hint Q=Q3        a question's second hint (the idea), after asking; the first is in the handout"
@@ -618,7 +618,7 @@ help-instructors:
 	@echo "grading:   GRADE_OUT=dir TIMEOUT=s TIMEOUT_SCALE=x SANITIZE=0 SANITIZE_JOBS=n SEED=n NO_LARGE=1 GRADE_PARTS=part1,part2 TIMING=1"
 	@echo "           BUDGET=s LEASE_WAIT=s WORK_ROOT=dir REGRADE=alice,bob GRADE_BASE=dir CASE_JOBS=n GPU_JOBS=n JUDGE=0"
 	@echo "slurm:     make grade-all SCHEDULER=slurm [SLURM_PARTITION=p SLURM_ACCOUNT=a SLURM_TIME=hh:mm:ss SLURM_GRES=gpu:1"
-	@echo "           SLURM_CPUS=n SLURM_OPTS='...' SLURM_WAIT=0]: one array job, a task per submission (README)"
+	@echo "           SLURM_CPUS=n SLURM_OPTS='...' SLURM_WAIT=0]: one array job, a task per submission (INSTRUCTORS.md)"
 
 ALL_OBJS := $(COMMON_OBJS) $(TEST_MAIN) $(OBJ)/tests/test_common.o $(OBJ)/tests/profile/launches.o \
             $(foreach p,$(PARTS),$(OBJ)/tests/test_$(p).o $(call impl,$(p)) $(call objs,$(p),OBJS) \

@@ -246,7 +246,7 @@ void printTable(std::FILE* out, const char* title) {
                  "  blocks, threads: run in all launches; barriers: __syncthreads completed, once per block\n"
                  "  idle: threads that waited at a barrier having made no counted load or store since the last one\n"
                  "  counted on the CPU emulator: no caches, no timing; a warp's lanes grouped by the times each ran a load\n"
-                 "  (README.md, \"The emulated profile\", says how, and where a GPU's counts may differ)\n");
+                 "  (emulator/README.md, \"The emulated profile\", says how, and where a GPU's counts may differ)\n");
     std::fflush(out);
 }
 

@@ -1,7 +1,7 @@
 // The lab's shared-memory and barrier idioms, right and wrong, one kernel
 // each: what compute-sanitizer's tools say of them on a GPU and what the
 // emulator says must agree with emulator/idioms.tsv (emulator/idioms.py runs
-// both; README.md's table is made from the file).
+// both; emulator/README.md's table is made from the file).
 //
 //   ./idioms NAME    runs one idiom: prints "NAME: clean" or what went wrong
 //   ./idioms         lists them

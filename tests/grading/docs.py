@@ -147,7 +147,7 @@ def student_files(course: C.Course) -> str:
 
 
 def fault_table(course: C.Course) -> str:
-    """README's table of the planted faults, emulated: faults with the same
+    """INSTRUCTORS.md's table of the planted faults, emulated: faults with the same
     note share a row."""
     notes: dict[str, list[C.Fault]] = {}
     for f in course.faults:
@@ -164,7 +164,7 @@ def fault_count(course: C.Course) -> str:
 
 
 def idiom_table(course: C.Course) -> str:
-    """README's table of the idioms (emulator/idioms.tsv): the GPU tools'
+    """emulator/README.md's table of the idioms (emulator/idioms.tsv): the GPU tools'
     verdicts and the emulator's, each column checked where its tool runs."""
     spec = importlib.util.spec_from_file_location("idioms", LAB / "emulator" / "idioms.py")
     idioms = sys.modules.setdefault("idioms", importlib.util.module_from_spec(spec))
@@ -200,8 +200,9 @@ def manifest(course: C.Course) -> str:
 BLOCKS = {
     "handout.md": {"points": points_table, "bonus": bonus_sentence, "hand-in": hand_in, "trace": trace_table,
                    "report-questions": report_questions},
-    "README.md": {"layout": layout_rows, "student-files": student_files, "faults": fault_table,
-                  "fault-count": fault_count, "idioms": idiom_table},
+    "README.md": {"layout": layout_rows, "student-files": student_files},
+    "INSTRUCTORS.md": {"faults": fault_table, "fault-count": fault_count},
+    "emulator/README.md": {"idioms": idiom_table},
     "Makefile": {"parts": make_parts},
 }
 WHOLE_FILES = {"tests/grading/manifest.txt": manifest}
@@ -295,7 +296,7 @@ def run(lab: Path, check: bool) -> list[str]:
         new, missing = generate(rel, old, course, lab)
         problems += [f"{rel}: no {name}" if name.startswith("heading") else
                      f"{rel}: no generated block '{name}' (its markers are gone)" for name in missing
-                     if not (rel == "README.md" and name.startswith("fault") and not course.faults)]
+                     if not (rel == "INSTRUCTORS.md" and name.startswith("fault") and not course.faults)]
         if new != old:
             if check:
                 problems.append(f"{rel}: differs from what it is generated from ({first_difference(old, new)})")

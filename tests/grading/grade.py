@@ -9,7 +9,7 @@
 Gradescope's setup.sh and run_autograder call `autograder-setup` and
 `autograder`; `scores` remakes grade-all's scores.csv (e.g. with a roster).
 `python3 tests/grading/grade.py --help` lists every option. How grading works is
-in the instructors' README (For instructors) and the handout (How your work is graded).
+in INSTRUCTORS.md and the handout (How your work is graded).
 """
 
 from __future__ import annotations

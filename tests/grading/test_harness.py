@@ -1363,9 +1363,9 @@ class SandboxBwrap(Sandbox):
 
 class LimitsTable(unittest.TestCase):
     @unittest.skipUnless((CT.LAB / "part1_merge_path" / "reference.cu").exists(),
-                         "a student copy's README has no instructors' section")
+                         "a student copy has no INSTRUCTORS.md")
     def test_the_readmes_limits_are_the_sandboxs(self):
-        readme = (CT.LAB / "README.md").read_text()
+        readme = (CT.LAB / "INSTRUCTORS.md").read_text()
         rows = {}
         for line in readme.splitlines():
             cells = [c.strip() for c in line.strip().strip("|").split("|")]

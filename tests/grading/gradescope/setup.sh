@@ -3,7 +3,7 @@
 # (Ubuntu); run_autograder then runs once per submission in that image.
 #
 # Gradescope's runners have no GPU, so what a submission gets there is
-# provisional feedback from the lab's CPU emulator (README, For instructors,
+# provisional feedback from the lab's CPU emulator (INSTRUCTORS.md,
 # Gradescope); it is graded on a GPU after the deadline. What that needs, and
 # so what this installs: make, g++, python3, Catch2 (the graders), util-linux
 # and bubblewrap (the sandbox; where the container forbids namespaces, the

@@ -154,7 +154,7 @@ def feedback_json(results: list[QuestionResult], notes: list[str], seed: int, wh
               *checked,
               report_note(questions, report),
               f"To repeat these checks in your copy of the lab: LAB_SEED={seed} EMU_SEED={seed} make test "
-              "EMULATE=1 IMPL=student (README, The CPU emulator).",
+              "EMULATE=1 IMPL=student (emulator/README.md).",
               *notes]
     return {"score": 0, "execution_time": round(seconds), "output": "\n".join(output), "visibility": "visible",
             "stdout_visibility": "visible", "tests": tests}
@@ -302,6 +302,6 @@ def refuse(out: Path, student: str, reason: str, seed, report: str = "") -> dict
 
 def write_test_times(g: Grading, path: Path) -> None:
     """Each test case's graded run: seconds and host memory at its peak, for a
-    person tuning the time limits (README: the cost of grading)."""
+    person tuning the time limits (INSTRUCTORS.md: the cost of grading)."""
     rows = [f"{name}\t{sec:.2f}\t{g.peaks.get(name, 0) / (1 << 20):.0f}" for name, sec in sorted(g.seconds.items())]
     write_atomically(path, "test\tseconds\tpeak host MiB\n" + "".join(r + "\n" for r in rows))

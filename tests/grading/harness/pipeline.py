@@ -128,7 +128,7 @@ def log_host_traffic(path: Path, tests: int | None, trusted: int | None) -> None
     (pcie.py) into `path`, for a person; no note and no verdict: on the
     reference the judged tests moved 1.12 times what the trusted runs (which
     compute every answer on the host) moved, since the judge's own uploads
-    and read-backs dominate both (README: what the trust rests on)."""
+    and read-backs dominate both (INSTRUCTORS.md: what the trust rests on)."""
     if tests is not None:
         path.write_text(f"tests\t{tests}\n" + (f"trusted runs\t{trusted}\n" if trusted else ""))
 

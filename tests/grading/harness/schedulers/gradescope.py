@@ -55,7 +55,7 @@ def cmd_gradescope(args, _opts) -> int:
                     info = zipfile.ZipInfo("lab/" + path.relative_to(lab).as_posix())
                     info.external_attr = (path.stat().st_mode & 0o777) << 16
                     z.writestr(info, path.read_bytes())
-    say(f"wrote {out}: upload it as the autograder of a Gradescope assignment (see README, For instructors)")
+    say(f"wrote {out}: upload it as the autograder of a Gradescope assignment (see INSTRUCTORS.md, Gradescope)")
     return 0
 
 
