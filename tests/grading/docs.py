@@ -96,6 +96,40 @@ def bonus_sentence(course: C.Course) -> str:
             f"{C.points(course.code_points(bonus=True))} points on top of the {C.points(total)}.")
 
 
+def share_words(share: float) -> list[str]:
+    """How a document may spell a fraction of the points: "half", "50%"."""
+    words = {0.5: ["half"], 0.25: ["a quarter", "one quarter"], 0.75: ["three quarters"], 1.0: ["all"]}
+    return words.get(share, []) + [f"{round(share * 100)}%", f"{round(share * 100)} %"]
+
+
+def penalty(course: C.Course) -> str:
+    """The share of a question's points a sanitizer's error costs, in words."""
+    shares = {q.qid: q.sanitizer_penalty for q in course.questions}
+    if len(set(shares.values())) == 1:
+        return share_words(next(iter(shares.values())))[0]
+    return "per question, " + ", ".join(f"{qid} {share_words(v)[0]}" for qid, v in shares.items())
+
+
+def default_shapes() -> dict[str, tuple[int, int]]:
+    """The reference's default launch shapes, read from `DefaultShapes` in
+    part3_merge_sort/reference.cu (the one place they live): merge, sort."""
+    text = (LAB / "part3_merge_sort" / "reference.cu").read_text()
+    value = {name: int(v) for name, v in re.findall(r"static constexpr int (k\w+) = (\d+);", text)}
+    return {"merge": (value["kThreads"], value["kItems"]), "sort": (value["kSortThreads"], value["kSortItems"])}
+
+
+def shape_maker(kind: str, what: str):
+    def make(course: C.Course) -> str:
+        threads, items = default_shapes()[kind]
+        return f"{threads} x {items}" if what == "shape" else str(threads * items)
+    return make
+
+
+def report_weights(course: C.Course) -> str:
+    """'Q2 1, Q3 1, Q7 0.5': the report's points of each question that has some."""
+    return ", ".join(f"{q.qid} {C.points(q.report)}" for q in course.questions if q.report)
+
+
 def report_questions(course: C.Course) -> str:
     with_report = [q.qid for q in course.questions if q.report]
     return f"{listed(with_report)} ({C.points(course.report_points())} in all)"
@@ -199,11 +233,14 @@ def manifest(course: C.Course) -> str:
 
 BLOCKS = {
     "handout.md": {"points": points_table, "bonus": bonus_sentence, "hand-in": hand_in, "trace": trace_table,
-                   "report-questions": report_questions},
+                   "report-questions": report_questions, "penalty": penalty,
+                   **{f"{kind}-{what}": shape_maker(kind, what) for kind in ("merge", "sort") for what in ("shape", "tile")}},
     "README.md": {"layout": layout_rows, "student-files": student_files},
-    "INSTRUCTORS.md": {"faults": fault_table, "fault-count": fault_count},
+    "INSTRUCTORS.md": {"faults": fault_table, "fault-count": fault_count, "penalty": penalty,
+                       "report-weights": report_weights},
     "emulator/README.md": {"idioms": idiom_table},
     "Makefile": {"parts": make_parts},
+    "TUNING.md": {f"{kind}-shape": shape_maker(kind, "shape") for kind in ("merge", "sort")},
 }
 WHOLE_FILES = {"tests/grading/manifest.txt": manifest}
 
@@ -296,7 +333,8 @@ def run(lab: Path, check: bool) -> list[str]:
         new, missing = generate(rel, old, course, lab)
         problems += [f"{rel}: no {name}" if name.startswith("heading") else
                      f"{rel}: no generated block '{name}' (its markers are gone)" for name in missing
-                     if not (rel == "INSTRUCTORS.md" and name.startswith("fault") and not course.faults)]
+                     if not (rel == "INSTRUCTORS.md" and name.startswith("fault") and not course.faults)
+                     and not (name.endswith(("-shape", "-tile")) and not (lab / "part3_merge_sort" / "reference.cu").exists())]
         if new != old:
             if check:
                 problems.append(f"{rel}: differs from what it is generated from ({first_difference(old, new)})")

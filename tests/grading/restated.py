@@ -2,8 +2,14 @@
 
 Every text file of the lab is read without its generated parts; what is left
 must not restate the table:
-- a question's points ("Q2 ... (3 + 1 points)");
-- the totals of points (the code points, with or without the report's);
+- a question's points ("Q2 ... (3 + 1 points)"), or its code or report points
+  right after its name in a list ("Q2 1, Q3 1");
+- the totals of points (the code points, with or without the report's and the
+  bonus), and a total that is not a whole number anywhere ("the assignment's 17.5");
+- the sanitizer penalty in words near what it costs ("costs half of ...");
+- in the documents (Markdown), a part's questions as a range ("Q5-Q7"), and the
+  reference's default shapes (docs.default_shapes, from its DefaultShapes) after
+  the word "default";
 - the list of parts: every part's folder named within a few lines;
 - the list of planted faults: three or more of them named in one file (but
   faults.py, whose edits are keyed by the table's names and checked against it).
@@ -22,8 +28,11 @@ from harness.building import SKIP_NAMES
 
 ALLOWED = {"tests/course.ini", "tests/grading/course.py", "tests/grading/docs.py", "tests/grading/restated.py",
            *docs.WHOLE_FILES}
+LAB_DIR = docs.LAB
 SKIPPED = re.compile(r"^results/[^/]+/|\.(png|jpg|pdf|zip|gz|xz|ipynb)$|^tests/grading/reference_leaked_")
 NEAR = 10  # lines: every part's folder within this many is a list of the parts
+PENALTY_CONTEXT = r"\b(?:penalt\w*|costs?|loses?|lost)\b"
+UNITS = r"(?!\s*(?:s|ms|x|%|GB|GiB|MiB|KiB)\b)"
 QUESTION_POINTS = re.compile(r"\b[QX]\d+\b[^\n]{0,40}?\b\d+(?:\.\d+)?(?: \+ \d+(?:\.\d+)?)? points?\b")
 
 
@@ -42,9 +51,13 @@ def lab_files(lab: Path) -> list[str]:
 def ungenerated(lab: Path, rel: str, course: C.Course) -> str:
     """The file's text with its generated parts (blocks and owned lines) left out."""
     text = (lab / rel).read_text()
-    text = docs.HASH_BLOCK.sub("", docs.MD_BLOCK.sub("", text))
+
+    def blank(m: re.Match) -> str:  # the part's lines stay, empty: the line numbers stay the file's
+        return "\n" * m.group(0).count("\n")
+
+    text = docs.HASH_BLOCK.sub(blank, docs.MD_BLOCK.sub(blank, text))
     if rel == "handout.md":
-        text = "\n".join(ln for ln in text.split("\n") if docs.owned_line(course, ln + "\0") == ln + "\0")
+        text = "\n".join(ln if docs.owned_line(course, ln + "\0") == ln + "\0" else "" for ln in text.split("\n"))
     return text
 
 
@@ -56,6 +69,30 @@ def totals(course: C.Course) -> list[str]:
 
 def file_problems(rel: str, text: str, course: C.Course) -> list[str]:
     found = []
+
+    def at(m: re.Match) -> int:
+        return text.count(chr(10), 0, m.start()) + 1
+
+    for q in course.questions:
+        values = {C.points(v) for v in (q.points, q.report) if v}
+        for value in values:
+            for m in re.finditer(rf"(?<![\w-]){q.qid} {re.escape(value)}(?=[,;:)]|\s+and\b|$)", text, re.M):
+                found.append(f"{rel}:{at(m)}: a question's points in a list ({m.group(0)!r})")
+    for share in sorted({q.sanitizer_penalty for q in course.questions}):
+        for word in docs.share_words(share):
+            pattern = rf"{PENALTY_CONTEXT}[^.]{{0,60}}?(?<![\w.]){re.escape(word)}(?![\w%])"
+            for m in re.finditer(pattern, text, re.I):
+                found.append(f"{rel}:{at(m)}: the sanitizer penalty ({' '.join(m.group(0).split())!r})")
+    if rel.endswith(".md") and (LAB_DIR / "part3_merge_sort" / "reference.cu").exists():
+        for threads, items in docs.default_shapes().values():
+            for m in re.finditer(rf"\bdefault\b[^.]{{0,60}}?(?<![\d.]){threads} ?x ?{items}(?!\d)", text, re.I):
+                found.append(f"{rel}:{at(m)}: a default shape ({' '.join(m.group(0).split())!r})")
+    if rel.endswith(".md"):
+        for part in course.parts:
+            ids = [q.qid for q in course.questions_of(part.name)]
+            if len(ids) > 1:
+                for m in re.finditer(rf"(?<![\w\[-]){ids[0]}-{ids[-1]}(?![\w-])", text):
+                    found.append(f"{rel}:{at(m)}: {part.name}'s questions ({m.group(0)!r})")
     for m in QUESTION_POINTS.finditer(text):
         found.append(f"{rel}:{text.count(chr(10), 0, m.start()) + 1}: a question's points ({m.group(0)!r})")
     code = re.escape(C.points(course.code_points()))
@@ -63,6 +100,8 @@ def file_problems(rel: str, text: str, course: C.Course) -> list[str]:
         pattern = rf"(?<![\d.]){total} (?:code )?points\b|(?<![\d.]){total}(?=/)|\bof (?:the )?{total}\b"
         if total == code:
             pattern += rf"|(?<=\": ){code}\b|(?<=\",){code}\b|(?<=\",0,){code}\b"
+        if "." in total:  # not a whole number: anywhere but as a time or a size
+            pattern += rf"|(?<![\d.]){total}(?![\d]){UNITS}"
         for m in re.finditer(pattern, text):
             found.append(f"{rel}:{text.count(chr(10), 0, m.start()) + 1}: a total of points ({m.group(0)!r})")
     lines = text.split("\n")
