@@ -36,7 +36,7 @@ from harness.course_table import LAB, PARTS, read_points  # noqa: E402
 
 # release.py itself: its searches below spell out the answers they look for.
 INSTRUCTOR_FILES = {"tests/grading/faults.py", "tests/grading/selftest.py", "tests/grading/emulated.py",
-                    "tests/grading/release.py", "TUNING.md", "INSTRUCTORS.md"}
+                    "tests/grading/release.py", "TUNING.md", "INSTRUCTORS.md", "ARCHITECTURE.md"}
 INSTRUCTOR_DIRS = (".ci/",)
 # The measured results of the studies (results/<gpu>/: CSVs and figures) answer
 # them; the scripts that make a student's own (results/*.py) stay.

@@ -3,16 +3,20 @@
 A submission's student files (the manifest) are put into a pristine copy of the
 lab outside the lab's own tree, so nothing else of it can change the graders.
 Each part builds on its own, in a sandbox (sandbox.py), and may include nothing
-outside that copy but the system's headers. Each test case runs in its own
-sandboxed process under a timeout, confined to itself (no child processes),
-with graders built to hold no expected answer (LAB_GRADED). It reports how the
-test ended on one pipe (LAB_REPORT_FD) and hands every result it read back to
-the harness on another (LAB_RESULTS_FD). Both come from a process that ran
-student code, so they prove nothing by themselves: a test passes only when its
-report says so *and* the harness finds its results equal, byte for byte, to
-those a trusted build of the same graders (tests/oracle/, no student code)
-handed over for the same seed (results.py). Student objects are checked before
-they are linked (symbols.py). Points come from the course table (course.py).
+outside that copy but the system's headers; student objects are checked before
+they are linked (symbols.py). Each test case is a pair of processes under a
+timeout: the judge (tests/judge/, the graders built without student code, run
+outside the sandbox) owns every array in device memory, fills, poisons and
+guards it, and sends each launcher call to the graded process (the student's
+object served by tests/judge/serve.cpp, sandboxed and confined to itself), which
+maps the arrays, calls the launcher under the launch trace and replies. The
+judge reads the outputs back itself and hands its results to the harness
+(LAB_RESULTS_FD); a test passes only when they equal, byte for byte, those of a
+trusted run of the same graders with host twins of every launcher
+(tests/oracle/) on the same seed (results.py). Points come from the course
+table (course.py). JUDGE=0 runs the former path, where the graded process runs
+the graders itself (built with LAB_GRADED: no expected answer) and hands over
+the results stream, for comparison.
 
 tests/grading/grade.py is the command line; this package is the logic, a
 module per stage, in the order a grading goes through them:
