@@ -342,7 +342,7 @@ def run(lab: Path, check: bool) -> list[str]:
                 path.write_text(new)
     if check:
         import restated
-        problems += restated.problems(lab, course)
+        problems += restated.problems(lab, course, sys.modules[__name__])
     return problems
 
 

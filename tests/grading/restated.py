@@ -8,12 +8,14 @@ must not restate the table:
   bonus), and a total that is not a whole number anywhere ("the assignment's 17.5");
 - the sanitizer penalty in words near what it costs ("costs half of ...");
 - in the documents (Markdown), a part's questions as a range ("Q5-Q7"), and the
-  reference's default shapes (docs.default_shapes, from its DefaultShapes) after
+  reference's default shapes (the generator's default_shapes, from DefaultShapes) after
   the word "default";
 - the list of parts: every part's folder named within a few lines;
 - the list of planted faults: three or more of them named in one file (but
   faults.py, whose edits are keyed by the table's names and checked against it).
 The table, its reader and its generator are the only places these may be written.
+The generator (docs.py) calls this check and passes itself as `gen` (its blocks,
+owned lines and spellings), so that this module imports nothing of it.
 """
 
 from __future__ import annotations
@@ -23,12 +25,9 @@ import subprocess
 from pathlib import Path
 
 import course as C
-import docs
 from harness.building import SKIP_NAMES
 
-ALLOWED = {"tests/course.ini", "tests/grading/course.py", "tests/grading/docs.py", "tests/grading/restated.py",
-           *docs.WHOLE_FILES}
-LAB_DIR = docs.LAB
+ALLOWED = {"tests/course.ini", "tests/grading/course.py", "tests/grading/docs.py", "tests/grading/restated.py"}
 SKIPPED = re.compile(r"^results/[^/]+/|\.(png|jpg|pdf|zip|gz|xz|ipynb)$|^tests/grading/reference_leaked_")
 NEAR = 10  # lines: every part's folder within this many is a list of the parts
 PENALTY_CONTEXT = r"\b(?:penalt\w*|costs?|loses?|lost)\b"
@@ -48,16 +47,16 @@ def lab_files(lab: Path) -> list[str]:
                   if p.is_file() and not SKIP_NAMES & set(p.relative_to(lab).parts))
 
 
-def ungenerated(lab: Path, rel: str, course: C.Course) -> str:
+def ungenerated(lab: Path, rel: str, course: C.Course, gen) -> str:
     """The file's text with its generated parts (blocks and owned lines) left out."""
     text = (lab / rel).read_text()
 
     def blank(m: re.Match) -> str:  # the part's lines stay, empty: the line numbers stay the file's
         return "\n" * m.group(0).count("\n")
 
-    text = docs.HASH_BLOCK.sub(blank, docs.MD_BLOCK.sub(blank, text))
+    text = gen.HASH_BLOCK.sub(blank, gen.MD_BLOCK.sub(blank, text))
     if rel == "handout.md":
-        text = "\n".join(ln if docs.owned_line(course, ln + "\0") == ln + "\0" else "" for ln in text.split("\n"))
+        text = "\n".join(ln if gen.owned_line(course, ln + "\0") == ln + "\0" else "" for ln in text.split("\n"))
     return text
 
 
@@ -67,7 +66,7 @@ def totals(course: C.Course) -> list[str]:
         ([C.points(code + report)] if report else [])
 
 
-def file_problems(rel: str, text: str, course: C.Course) -> list[str]:
+def file_problems(rel: str, text: str, course: C.Course, gen) -> list[str]:
     found = []
 
     def at(m: re.Match) -> int:
@@ -79,12 +78,12 @@ def file_problems(rel: str, text: str, course: C.Course) -> list[str]:
             for m in re.finditer(rf"(?<![\w-]){q.qid} {re.escape(value)}(?=[,;:)]|\s+and\b|$)", text, re.M):
                 found.append(f"{rel}:{at(m)}: a question's points in a list ({m.group(0)!r})")
     for share in sorted({q.sanitizer_penalty for q in course.questions}):
-        for word in docs.share_words(share):
+        for word in gen.share_words(share):
             pattern = rf"{PENALTY_CONTEXT}[^.]{{0,60}}?(?<![\w.]){re.escape(word)}(?![\w%])"
             for m in re.finditer(pattern, text, re.I):
                 found.append(f"{rel}:{at(m)}: the sanitizer penalty ({' '.join(m.group(0).split())!r})")
-    if rel.endswith(".md") and (LAB_DIR / "part3_merge_sort" / "reference.cu").exists():
-        for threads, items in docs.default_shapes().values():
+    if rel.endswith(".md") and (gen.LAB / "part3_merge_sort" / "reference.cu").exists():
+        for threads, items in gen.default_shapes().values():
             for m in re.finditer(rf"\bdefault\b[^.]{{0,60}}?(?<![\d.]){threads} ?x ?{items}(?!\d)", text, re.I):
                 found.append(f"{rel}:{at(m)}: a default shape ({' '.join(m.group(0).split())!r})")
     if rel.endswith(".md"):
@@ -116,14 +115,14 @@ def file_problems(rel: str, text: str, course: C.Course) -> list[str]:
     return found
 
 
-def problems(lab: Path, course: C.Course) -> list[str]:
+def problems(lab: Path, course: C.Course, gen) -> list[str]:
     found = []
     for rel in lab_files(lab):
-        if rel in ALLOWED or SKIPPED.search(rel) or not (lab / rel).is_file():
+        if rel in ALLOWED or rel in gen.WHOLE_FILES or SKIPPED.search(rel) or not (lab / rel).is_file():
             continue
         try:
-            text = ungenerated(lab, rel, course)
+            text = ungenerated(lab, rel, course, gen)
         except (UnicodeDecodeError, OSError):
             continue
-        found += file_problems(rel, text, course)
+        found += file_problems(rel, text, course, gen)
     return [f"{p} is written outside the course table's generated parts" for p in found]

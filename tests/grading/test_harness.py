@@ -190,7 +190,7 @@ class Tables(unittest.TestCase):
                 f"The rows add up to the assignment's {code} while every score is 0.\n"
                 f"The default merge shape is {merge}.\nPart 3 ({part3[0]}-{part3[-1]}) is one step.\n"
                 f"A test took 17.5 s; the [{part3[0]}-{part3[-1]} begins] region.\n")
-        found = restated.file_problems("notes.md", text, table)
+        found = restated.file_problems("notes.md", text, table, docs)
         lines = {int(f.split(":")[1]) for f in found}  # line 6: a time and a region's name, no fact
         self.assertEqual(lines, {1, 2, 3, 4, 5} if "." in code else {1, 2, 4, 5}, found)
         self.assertEqual(len([f for f in found if f.startswith("notes.md:1:")]),
