@@ -977,6 +977,18 @@ class NoGpu(unittest.TestCase):
         self.assertEqual(data["score"], 0)
         self.assertIn("NOT GRADED: no GPU: nvidia-smi lists no GPU", data["output"])
 
+    def test_grade_all_without_a_gpu_refuses_before_building_and_records_nobody(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            (Path(tmp) / "class" / "alice").mkdir(parents=True)
+            grades = Path(tmp) / "grades"
+            args = argparse.Namespace(submissions=str(Path(tmp) / "class"), out=str(grades), seed=None, base=None,
+                                      scheduler=None)
+            with mock.patch.object(LOCAL, "gpu_listed", lambda: (False, "nvidia-smi lists no GPU")), \
+                    mock.patch.object(LOCAL, "prepare_base", side_effect=AssertionError("built without a GPU")):
+                status = LOCAL.cmd_grade_all(args, plain_options(None))
+            self.assertEqual(status, 1)
+            self.assertEqual(sorted(p.name for p in grades.iterdir()), ["seed"])
+
 
 class Hints(unittest.TestCase):
     """hints/: each question's second hint, shown only when asked (make hint)."""

@@ -99,13 +99,19 @@ def cmd_grade_all(args, opts: Options) -> int:
     if args.seed in (None, "") and seed_file.exists():
         opts.seed = int(seed_file.read_text())
     seed_file.write_text(str(opts.seed))
+    if args.scheduler not in (None, "", "local", "slurm"):
+        raise GradingError(f"SCHEDULER={args.scheduler}: the schedulers are local (the default) and slurm")
+    if args.scheduler != "slurm":  # (Slurm's login node needs no GPU: its nodes have them)
+        listed, line = gpu_listed()  # before anything is built, and no student's record written
+        if not listed:
+            say(f"make grade-all: no GPU ({line}); nothing was built or graded. Grading needs a GPU here, "
+                "or SCHEDULER=slurm on a cluster.")
+            return 1
     base = prepare_base(Path(args.base).resolve() if args.base else grades / ".base", opts, say)
     students = submissions_in(folder)
     records = Records(grades)
     if args.scheduler == "slurm":
         return grade_all_slurm(args, opts, grades, base, students, records)
-    if args.scheduler not in (None, "", "local"):
-        raise GradingError(f"SCHEDULER={args.scheduler}: the schedulers are local (the default) and slurm")
     if why := opts.unsandboxed():
         say(f"make grade-all refuses: {why}")
         return 2
