@@ -163,8 +163,8 @@ int main(int argc, char** argv) {
                 std::printf("%s: the copy back failed\n", idiom.name);
                 return 2;
             }
-            for (int t = 0; idiom.rounds >= 0 && t < kThreads; ++t)
-                if (counted[t] != idiom.rounds) {
+            for (int t = 0; t < kThreads; ++t)
+                if (idiom.rounds >= 0 && counted[t] != idiom.rounds) {
                     std::printf("%s: thread %d counted %d rounds, not %d\n", idiom.name, t, counted[t], idiom.rounds);
                     return 1;
                 }

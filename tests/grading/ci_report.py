@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from harness.course_table import LAB, PARTS, all_questions, emulated_names, read_test_cases  # noqa: E402
+from harness.course_table import LAB, PARTS, questions_of_run, read_test_cases  # noqa: E402
 from harness.judging import QuestionResult  # noqa: E402
 
 # The programs `make test` runs that write no report, by what they check.
@@ -185,8 +185,7 @@ def summary(folders: list[Path], title: str, lab: Path = LAB) -> str:
                  f"failed" + (f", {totals['skipped']} not run" if totals["skipped"] else "") + ".")
     lines.append("")
     outcomes = {c.name: c for p in programs for c in p.cases}
-    emulated = bool(set(outcomes) & emulated_names(lab))  # an emulated run's reports
-    questions = [q for q in all_questions(lab, emulated).values() if any(n in outcomes for n in q.weights)]
+    questions = [q for q in questions_of_run(lab, outcomes).values() if any(n in outcomes for n in q.weights)]
     if questions:
         lines += ["| Question | | Tests passed | Failed | Not run | Code points of the tests passed |",
                   "|---|---|---|---|---|---|"]

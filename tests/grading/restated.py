@@ -93,7 +93,7 @@ def file_problems(rel: str, text: str, course: C.Course, gen) -> list[str]:
                 for m in re.finditer(rf"(?<![\w\[-]){ids[0]}-{ids[-1]}(?![\w-])", text):
                     found.append(f"{rel}:{at(m)}: {part.name}'s questions ({m.group(0)!r})")
     for m in QUESTION_POINTS.finditer(text):
-        found.append(f"{rel}:{text.count(chr(10), 0, m.start()) + 1}: a question's points ({m.group(0)!r})")
+        found.append(f"{rel}:{at(m)}: a question's points ({m.group(0)!r})")
     code = re.escape(C.points(course.code_points()))
     for total in map(re.escape, totals(course)):  # "17.5 points", "of 20", "19.5/17.5"; the code total as a value
         pattern = rf"(?<![\d.]){total} (?:code )?points\b|(?<![\d.]){total}(?=/)|\bof (?:the )?{total}\b"
@@ -102,7 +102,7 @@ def file_problems(rel: str, text: str, course: C.Course, gen) -> list[str]:
         if "." in total:  # not a whole number: anywhere but as a time or a size
             pattern += rf"|(?<![\d.]){total}(?![\d]){UNITS}"
         for m in re.finditer(pattern, text):
-            found.append(f"{rel}:{text.count(chr(10), 0, m.start()) + 1}: a total of points ({m.group(0)!r})")
+            found.append(f"{rel}:{at(m)}: a total of points ({m.group(0)!r})")
     lines = text.split("\n")
     for first in range(len(lines)):
         window = "\n".join(lines[first:first + NEAR])

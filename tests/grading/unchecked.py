@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from harness.course_table import LAB, all_questions, emulated_names  # noqa: E402
+from harness.course_table import LAB, questions_of_run  # noqa: E402
 from harness.judging import QuestionResult  # noqa: E402
 from harness.reports import read_report_ends  # noqa: E402
 
@@ -39,8 +39,7 @@ def _points(names: set[str], questions) -> tuple[float, float, list[str]]:
 def summary(skipped: dict[str, str], seen: set[str], lab: Path = LAB) -> str:
     """The tests that did not run and the points they carry, plus the [large]
     tier of the parts that ran (hidden: make test never runs it)."""
-    emulated = bool(seen & emulated_names(lab))  # an emulated run's reports
-    questions = [q for q in all_questions(lab, emulated).values() if any(c.name in seen for c in q.tests)]
+    questions = [q for q in questions_of_run(lab, seen).values() if any(c.name in seen for c in q.tests)]
     code_max = sum(q.points for q in questions if not q.bonus)
     bonus_max = sum(q.points for q in questions if q.bonus)
     lines = []

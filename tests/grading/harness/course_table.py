@@ -132,6 +132,12 @@ def emulated_names(lab: Path) -> set[str]:
     return {c.name for part, _ in PARTS for c in read_test_cases(lab, part, emulated=True) if c.emulated}
 
 
+def questions_of_run(lab: Path, seen) -> dict[str, Question]:
+    """Every question with the test cases of the run whose reports name the
+    tests `seen`: an emulated run's when one of them only the emulator builds."""
+    return all_questions(lab, emulated=bool(set(seen) & emulated_names(lab)))
+
+
 def read_manifest(lab: Path) -> list[str]:
     """The student files that are built and graded (the course table's parts)."""
     return course.load(lab).student_files()
