@@ -251,7 +251,7 @@ graded_inputs = $(TEST_MAIN) $(OBJ)/graded/tests/test_$(1).o $(call objs,$(1),OB
 
 # The judge's objects (tests/judge/, judge.hpp): its trace relays the graded
 # process's; and what a part's graded process links besides the student object.
-JUDGE_OBJS := $(OBJ)/tests/judge/judge.o $(OBJ)/tests/judge/shared_memory.o
+JUDGE_OBJS := $(OBJ)/tests/judge/judge.o $(OBJ)/tests/judge/pcie.o $(OBJ)/tests/judge/shared_memory.o
 JUDGE_MAIN := $(OBJ)/tests/main.o $(OBJ)/judge/tests/trace.o $(OBJ)/tests/trace_canary.o $(OBJ)/tests/large_tier.o \
               $(OBJ)/tests/confine.o
 serve_inputs = $(OBJ)/tests/judge/serve.o $(OBJ)/tests/judge/serve_$(1).o $(OBJ)/tests/judge/shared_memory.o \
@@ -500,7 +500,7 @@ GRADE_OPTS = $(if $(TIMEOUT),--timeout '$(TIMEOUT)') $(if $(TIMEOUT_SCALE),--tim
              $(if $(BUILD_TIMEOUT),--build-timeout '$(BUILD_TIMEOUT)') $(if $(TIMING),--timing '$(TIMING)') \
              $(if $(BUDGET),--budget '$(BUDGET)') $(if $(SANDBOX),--sandbox '$(SANDBOX)') $(if $(JUDGE),--judge '$(JUDGE)') \
              $(if $(WORK_ROOT),--work-root '$(WORK_ROOT)') $(if $(SANITIZE_JOBS),--sanitize-jobs '$(SANITIZE_JOBS)') \
-             $(if $(CASE_JOBS),--case-jobs '$(CASE_JOBS)') $(if $(GPU_JOBS),--gpu-jobs '$(GPU_JOBS)') \
+             $(if $(CASE_JOBS),--case-jobs '$(CASE_JOBS)') $(if $(PCIE),--pcie '$(PCIE)') $(if $(GPU_JOBS),--gpu-jobs '$(GPU_JOBS)') \
              $(if $(LEASE_WAIT),--lease-wait '$(LEASE_WAIT)') --arch '$(ARCH)'
 # grade-all on a Slurm cluster: SCHEDULER=slurm, and (each optional)
 # SLURM_PARTITION, SLURM_ACCOUNT, SLURM_TIME, SLURM_GRES (empty: no GPU
@@ -616,7 +616,7 @@ help-instructors:
 	@echo "make check-toolchains the lab built with each CUDA in NVCCS for each GPU in ARCHS, a table (UPDATE_README=1:"
 	@echo "                      into README.md); .ci/fetch-cuda12 first fetches Debian's CUDA 12.4 without root"
 	@echo "grading:   GRADE_OUT=dir TIMEOUT=s TIMEOUT_SCALE=x SANITIZE=0 SANITIZE_JOBS=n SEED=n NO_LARGE=1 GRADE_PARTS=part1,part2 TIMING=1"
-	@echo "           BUDGET=s LEASE_WAIT=s WORK_ROOT=dir REGRADE=alice,bob GRADE_BASE=dir CASE_JOBS=n GPU_JOBS=n JUDGE=0"
+	@echo "           BUDGET=s LEASE_WAIT=s WORK_ROOT=dir REGRADE=alice,bob GRADE_BASE=dir CASE_JOBS=n GPU_JOBS=n JUDGE=0 PCIE=0"
 	@echo "slurm:     make grade-all SCHEDULER=slurm [SLURM_PARTITION=p SLURM_ACCOUNT=a SLURM_TIME=hh:mm:ss SLURM_GRES=gpu:1"
 	@echo "           SLURM_CPUS=n SLURM_OPTS='...' SLURM_WAIT=0]: one array job, a task per submission (INSTRUCTORS.md, instructors' copy)"
 

@@ -1108,6 +1108,12 @@ ATTACKS = [
     Attack("sanitizer-stall", "the reference, plus a constructor that sleeps 40 s only under compute-sanitizer",
            _reference_part1_with(SANITIZER_STALL), {}, parts=["part1"], sanitize=True,
            noted=SLOW_RUN_NOTE),
+    # The judge meters each call's PCIe bytes (harness/pcie.py): a merge done on
+    # the host inside the call moves its arrays down and back, which the
+    # launches alone never need (the trace sees the copies too).
+    Attack("host-merge", "Part 1's kernels launched for show, each merge done on the host inside the call, through "
+           "copies down and back", lambda lab, skel, ref: {**skel, P1: _part1_on_host(skel[P1], HOST_MERGE, "mergeOnHost")},
+           PART1_ZERO, parts=["part1"], noted="over PCIe"),
     Attack("late-writer", "Part 1's kernels launched for show, each merge done on the host by a thread that starts "
            "as the launcher returns, racing the judge's reading",
            lambda lab, skel, ref: {**skel, P1: _part1_on_host(skel[P1], LATE_WRITER, "mergeLater")},

@@ -52,6 +52,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--arch", help="nvcc -arch (default native)")
     p.add_argument("--judge", help="0: the graded process runs the graders and hands over its results, as before the "
                    "judge (default 1: the judge owns the arrays and checks them, tests/judge/)")
+    p.add_argument("--pcie", help="0: run CASE_JOBS test cases at once, their host traffic unmetered (default 1: where "
+                   "NVML reads the GPU, one at a time, each call's PCIe bytes judged)")
     p.add_argument("--timing", help="1: also time each part's demo against the reference (a note, no points)")
     p.add_argument("--parts", help="comma-separated parts to grade (default all)")
     p.add_argument("--budget", help="seconds of test runs one submission may take in all (default 2400)")

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -76,7 +77,7 @@ def main() -> int:
                                 sanitize="1" if sanitize else "0", no_large="1" if args.no_large else None, arch=args.arch,
                                 parts=",".join(parts) if parts else None, seed="20121125",
                                 out=str(out), base=None, timing="1" if timing else None,
-                                work_root=str(out / "work"))
+                                work_root=str(out / "work"), case_jobs=os.environ.get("CASE_JOBS"))
         return Options(ns)
 
     base = prepare_base(out / "base", options(None, False), print)

@@ -720,12 +720,11 @@ def ints(*values) -> bytes:
     return struct.pack(f"<{len(values)}i", *values)
 
 
-class Judged(unittest.TestCase):
+class JudgedPair:
     """A judged test case (running.py, Grading.judged) with stand-ins: the
     judge (build/judge/test_<part> of the lab's own build) and the graded
     process (build/graded/serve_<part> of the submission's copy), joined by a
-    socket. The verdict is the judge's report; the graded process gets no seed
-    and no report pipe, and ends with the judge."""
+    socket."""
 
     def setUp(self):
         self.tmp = tempfile.TemporaryDirectory()
@@ -746,15 +745,18 @@ class Judged(unittest.TestCase):
         g.base, g.judge_env = self.dir / "base", {**dict(os.environ), "LAB_SEED": "5"}
         return g
 
-    def run_pair(self, judge_body, graded_body, sandbox=False):
+    def run_pair(self, judge_body, graded_body, sandbox=False, metered=False):
         fake_binary(self.dir / "base" / "build" / "judge", judge_body).rename(self.dir / "base/build/judge/test_part1")
         graded = self.dir / "work" / "build" / "graded" / "serve_part1"
         graded.write_text("#!" + PYTHON + "\nimport json, os, socket, sys, time\n" + textwrap.dedent(graded_body))
         graded.chmod(0o755)
         g = self.grading(sandbox)
+        if metered:
+            g.metered, g.gpu_place = True, "gpu-GPU-stand-in"
         g.remember(graded)
         started = time.monotonic()
         outcome, _ = g.run_case(graded, case(), self.dir / "log", 30)
+        self.notes = g.notes
         return outcome, time.monotonic() - started
 
     JUDGE = ("import socket\nsock = socket.socket(fileno=int(os.environ['LAB_JUDGE_FD']))\n"
@@ -768,6 +770,12 @@ class Judged(unittest.TestCase):
         return ((f"open({str(seen)!r}, 'w').write(json.dumps(dict(os.environ)))\n" if record else "") +
                 "sock = socket.socket(fileno=int(os.environ['LAB_JUDGE_FD']))\n"
                 "assert sock.recv(100) == b'call'\nsock.send(b'done')\n" + then)
+
+
+
+class Judged(JudgedPair, unittest.TestCase):
+    """The verdict is the judge's report; the graded process gets no seed and
+    no report pipe, and ends with the judge."""
 
     def test_the_verdict_is_the_judges_and_the_graded_process_gets_no_seed(self):
         outcome, _ = self.run_pair(self.JUDGE, self.graded("sock.recv(100)\n"))
@@ -1056,6 +1064,50 @@ class CheckSubmission(unittest.TestCase):
             self.assertEqual(seen["student"], "alice.zip")
             self.assertIn("a hand-in check", seen["why"])
             self.assertEqual(G.main(["check-submission", "--submission", str(Path(tmp) / "missing")]), 2)
+
+
+class CallTraffic(JudgedPair, unittest.TestCase):
+    """Each judged call's PCIe bytes, metered by the judge (tests/judge/pcie.hpp)
+    and judged by the harness (pcie.py): the stand-in judge writes its lines
+    as the real one does, from the figures measured on an H200."""
+
+    HONEST = "mergeSmall<int>\t29000\t1\t49000\t0.001\n"  # a launch and its synchronisation
+    ON_HOST = "mergeSmallMany<int>\t5649664\t1\t6300000\t0.004\n"  # its arrays down and back
+
+    def judge(self, *runs):
+        """A judge whose n-th run (counted in a file) writes runs[n]'s lines."""
+        count = self.dir / "runs"
+        return (f"n = len(open({str(count)!r}).read()) if os.path.exists({str(count)!r}) else 0\n"
+                f"open({str(count)!r}, 'a').write('x')\n"
+                f"open(os.environ['LAB_PCIE_LOG'], 'a').write({list(runs)!r}[min(n, {len(runs) - 1})])\n" + self.JUDGE)
+
+    def test_honest_calls_pass_without_a_note(self):
+        outcome, _ = self.run_pair(self.judge(self.HONEST * 50), self.graded("sock.recv(100)\n"), metered=True)
+        self.assertEqual(outcome.status, "passed", outcome.message)
+        self.assertEqual(self.notes, [])
+
+    def test_calls_done_on_the_host_fail_the_case_when_they_do_so_twice(self):
+        outcome, _ = self.run_pair(self.judge(self.ON_HOST), self.graded("sock.recv(100)\n"), metered=True)
+        self.assertEqual(outcome.status, "failed")
+        self.assertIn("over PCIe", outcome.message)
+        self.assertTrue(any("(twice)" in n for n in self.notes), self.notes)
+        self.assertEqual((self.dir / "runs").read_text(), "xx")
+
+    def test_a_burst_seen_once_costs_nothing(self):
+        outcome, _ = self.run_pair(self.judge(self.ON_HOST, self.HONEST), self.graded("sock.recv(100)\n"),
+                                   metered=True)
+        self.assertEqual(outcome.status, "passed", outcome.message)
+        self.assertTrue(any("not in a second" in n for n in self.notes), self.notes)
+
+    def test_the_rule_adds_small_calls_up_and_leaves_tiny_cases_alone(self):
+        from harness import pcie
+        honest = [pcie.Call("mergeSmall<int>", 29000, 1, 49000, 0.001)] * 6000
+        on_host = [pcie.Call(c.name, c.arrays, c.launches, c.moved + int(1.1 * c.arrays), c.seconds) for c in honest]
+        self.assertEqual(pcie.traffic(honest).verdict(), "")
+        self.assertIn("work done on the host", pcie.traffic(on_host).verdict())
+        self.assertEqual(pcie.traffic(on_host[:10]).verdict(), "")  # 290 KB of arrays: under the floor
+        launches = [pcie.Call("oddEvenSort<int>", 24000, 4097, 9_215_900, 0.038)]  # measured, the most launches
+        self.assertEqual(pcie.traffic(launches).verdict(), "")
 
 
 class HostTraffic(unittest.TestCase):

@@ -2,10 +2,12 @@
 // call sent, the reply read, the trace kept for traceCall.
 #include "judge.hpp"
 
+#include "pcie.hpp"
 #include "shared_memory.hpp"
 
 #include "../../common/device_buffer.hpp"
 
+#include <chrono>
 #include <cstdlib>
 #include <map>
 #include <mutex>
@@ -52,6 +54,7 @@ struct Arrays {
     // The new arrays of the call being encoded, and their descriptors.
     std::vector<std::pair<std::uint32_t, std::uint64_t>> fresh;
     std::vector<int> freshFds;
+    std::uint64_t callBytes = 0;  // the bytes of the judge's arrays the call names (PcieMeter's log)
 };
 
 Arrays& arrays() {
@@ -149,6 +152,7 @@ void putPointer(Writer& w, const void* p) {
         arrays().fresh.emplace_back(a->id, a->memory.bytes);
         arrays().freshFds.push_back(a->memory.fd);
     }
+    arrays().callBytes += a->memory.bytes - a->offset;
     w.put(Arg::Device);
     w.put(a->id);
     w.put(static_cast<std::uint64_t>(static_cast<const char*>(p) - static_cast<const char*>(a->memory.device)));
@@ -167,10 +171,18 @@ void putHostArray(Writer& w, const void* p, std::size_t bytes) {
 
 std::string send(const std::string& name, const Writer& args) {
     const int fd = socketFd();
+    static const bool ready = [fd] {  // serve.cpp says so once its context is made
+        if (receiveMessage(fd, nullptr, kMessageCap) != "ready")
+            throw Error("the graded process ended, or said something else, before its first call");
+        return true;
+    }();
+    (void)ready;
     Writer head;
     std::vector<int> fds;
+    std::uint64_t arrayBytes = 0;
     {
         std::lock_guard<std::mutex> lock(arrays().mutex);
+        arrayBytes = std::exchange(arrays().callBytes, 0);
         head.text("call");
         head.text(name);
         head.put(static_cast<std::uint32_t>(arrays().released.size()));
@@ -192,8 +204,15 @@ std::string send(const std::string& name, const Writer& args) {
     // looks: a copy from pageable memory and a memset return before the GPU
     // has done them, and no stream of this process orders the other's work.
     CUDA_CHECK(cudaDeviceSynchronize());
+    // The bytes PCIe moves from here to the reply are the graded process's
+    // (pcie.hpp): this process waits, and nothing else runs on the GPU.
+    PcieMeter* const meter = PcieMeter::get();
+    if (meter != nullptr) meter->open();
+    const auto sent = std::chrono::steady_clock::now();
     sendMessage(fd, message, fds);
     const std::string reply = receiveMessage(fd, nullptr, kMessageCap);
+    const std::uint64_t moved = meter != nullptr ? meter->close() : 0;
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - sent).count();
     if (reply.empty())
         throw Error("the graded process ended during a call of " + name + " (a crash, exit() or a kill)");
     Reader r(reply);
@@ -201,6 +220,11 @@ std::string send(const std::string& name, const Writer& args) {
     const std::string value = r.text(status == "ok" ? 64 : 4096);
     std::vector<std::string> violations;
     const test::TraceLog log = getTrace(r, &violations);
+    if (meter != nullptr) {
+        std::uint64_t launches = 0;
+        for (const test::KernelLaunch& k : log.kernels) launches += k.count;
+        meter->record(name, arrayBytes, launches, moved, seconds);
+    }
     Relay& relay_ = relay();
     for (const std::string& v : violations) relay_.violations.push_back(v);
     if (relay_.open) {  // the lab's graders make one call per window; more add up

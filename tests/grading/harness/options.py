@@ -43,6 +43,9 @@ class Options:
         self.sanitize = args.sanitize in (None, "") or flag("SANITIZE", args.sanitize)
         self.sanitize_asked = args.sanitize not in (None, "")
         self.large = not flag("NO_LARGE", args.no_large)
+        # Each judged call's PCIe bytes metered, test cases one at a time (pcie.py), where NVML reads the GPU.
+        pcie = getattr(args, "pcie", None)
+        self.pcie = pcie in (None, "") or flag("PCIE", pcie)
         # Why the [large] tier is not graded ("" when it is): NO_LARGE=1, or a
         # GPU whose total memory cannot hold it (the lab's probe decides once).
         self.large_off = "" if self.large else "off (NO_LARGE=1)"

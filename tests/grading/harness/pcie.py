@@ -2,14 +2,17 @@
 (nvmlDeviceGetFieldValues, NVML_FI_DEV_PCIE_COUNT_TX_BYTES and _RX_BYTES),
 read outside every graded process. A grading holds its GPU alone (lease), so
 the bytes of its test phase are its own: the judge's copies of the arrays,
-each process's start, and whatever a submission moved itself. They are
+each process's start, and whatever a submission moved itself. Their total is
 logged, never judged: the judge's own copies outweigh what computing on the
-host adds (measured: pipeline.log_host_traffic)."""
+host adds (measured: pipeline.log_host_traffic). Each call of the judge's,
+metered alone, is judged (the rule below)."""
 
 from __future__ import annotations
 
 import ctypes
 import threading
+from dataclasses import dataclass
+from pathlib import Path
 
 FIELD_TX, FIELD_RX = 197, 198  # nvml.h's NVML_FI_DEV_PCIE_COUNT_TX_BYTES, _RX_BYTES
 
@@ -88,3 +91,76 @@ class Meter:
             self._stop.set()
             self._thread.join()
             self._step()
+
+
+def readable(uuid: str) -> bool:
+    """Whether NVML reads the counters of the GPU `uuid`."""
+    return _counters(uuid) is not None
+
+
+# The rule on one judged test case's calls. The judge meters each call alone
+# (tests/judge/pcie.hpp: from sending the call to its reply, while the
+# grading holds its GPU alone and runs one test case at a time; the graded
+# process has made its context and loaded its kernels' code before the first)
+# and writes a line per call: its name, the bytes of the judge's arrays it was
+# given, its kernel launches, the bytes PCIe moved, its seconds. Measured on
+# an H200 (the reference, 52,070 calls): a call moves 30-40 KB with no launch
+# (the meter's own two reads), about 48 KB with one launch and its
+# synchronisation, about 2.3 KB more per further launch (oddEvenSort's 10,007
+# launches: 22 MB), at most 240 KB in all but the launch-heavy ones. A launcher
+# that merges or sorts on the host moves every array it was given: its inputs
+# down and its outputs back, 1.1-1.2 times their bytes.
+CALL_ALLOWANCE = 56 << 10  # a call's own: the meter's reads, the synchronisation, one launch
+LAUNCH_ALLOWANCE = 4 << 10  # each kernel launch
+SAMPLE_ALLOWANCE = 48 << 10  # each read of the meter's during a call (one every SAMPLE seconds)
+EXCESS_FLOOR = 512 << 10  # a case's bytes past its calls' allowances never judged ...
+EXCESS_SHARE = 0.5  # ... nor those under this share of its calls' arrays
+
+
+@dataclass
+class Call:
+    name: str
+    arrays: int
+    launches: int
+    moved: int
+    seconds: float
+
+    def allowance(self) -> int:
+        return CALL_ALLOWANCE + LAUNCH_ALLOWANCE * self.launches + int(SAMPLE_ALLOWANCE * self.seconds / SAMPLE)
+
+
+def read_calls(path: Path) -> list[Call] | None:
+    """The judge's lines for one test case; None where it wrote none (no meter)."""
+    try:
+        text = path.read_text()
+    except OSError:
+        return None
+    calls = []
+    for line in text.splitlines():
+        name, arrays, launches, moved, seconds = line.split("\t")
+        calls.append(Call(name, int(arrays), int(launches), int(moved), float(seconds)))
+    return calls
+
+
+@dataclass
+class Traffic:
+    calls: int
+    arrays: int  # bytes of the arrays the calls were given
+    moved: int  # bytes PCIe moved during the calls
+    excess: int  # what they moved past their allowances, in all (a call under its allowance offsets one over)
+
+    def verdict(self) -> str:
+        """Why the case fails ("" where it does not): its calls moved past
+        their allowances more than EXCESS_FLOOR and EXCESS_SHARE of their
+        arrays' bytes. Summed over the case, so that many small calls done on
+        the host add up; a case whose arrays hold less than about 1 MiB in all
+        can hide that much."""
+        if self.excess <= max(EXCESS_FLOOR, EXCESS_SHARE * self.arrays):
+            return ""
+        return (f"its {self.calls} call(s) moved {self.excess / 2**20:.1f} MiB over PCIe past what their launches "
+                f"need, where their arrays hold {self.arrays / 2**20:.1f} MiB: work done on the host")
+
+
+def traffic(calls: list[Call]) -> Traffic:
+    return Traffic(len(calls), sum(c.arrays for c in calls), sum(c.moved for c in calls),
+                   sum(c.moved - c.allowance() for c in calls))

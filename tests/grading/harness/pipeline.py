@@ -74,6 +74,7 @@ def grading_on(work: Path, logs: Path, opts: Options, base: Path, gpu_env: dict,
     g.base, g.judge_env = base, test_env(opts, gpu_env)  # the judge runs outside the sandbox, on the same GPU
     g.gpu = nodes
     g.gpu_place = gpu_place(base, gpu_env)
+    g.metered = opts.pcie and opts.judge and g.gpu_place.startswith("gpu-GPU-") and pcie.readable(g.gpu_place[4:])
     return g
 
 
@@ -98,6 +99,12 @@ def run_grading(g: Grading, base: Path, results: dict[str, QuestionResult], trus
     with pcie.Meter(g.gpu_place[len("gpu-"):]) as meter:
         claims = run_cases(g, by_part, trusted.seconds, lambda part, large: trusted.part(part, large, gpu_env)[1])
     log_host_traffic(g.logs / "pcie.tsv", meter.bytes, trusted.pcie.get(gpu_env.get("CUDA_VISIBLE_DEVICES", "")))
+    if g.traffic:
+        (g.logs / "pcie-cases.tsv").write_text("case\tcalls\tarray bytes\tmoved\tpast allowances\n" + "".join(
+            f"{name}\t{t.calls}\t{t.arrays}\t{t.moved}\t{t.excess}\n" for name, t in sorted(g.traffic.items())))
+    elif not g.metered:
+        notes.append("host traffic not metered: " + ("PCIE=0" if not opts.pcie else "NVML cannot read this GPU's counters"
+                                                     if opts.judge else "JUDGE=0"))
     stamps.append(("sanitizers", time.monotonic()))
     # After the graded runs, never beside them: the GPU time-slices between
     # processes, and sanitized kernels beside a graded test pushed the

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from . import pcie
 from . import results as res
 from . import sandbox as sb
 from .gpus import PLACE_WAIT, LabError, place
@@ -69,6 +70,8 @@ class Grading:
         self.peaks: dict[str, int] = {}  # its host memory at the peak (bytes; 0 where not measured)
         self.gpu: list[str] | None = None  # the GPU nodes a test sees (sandbox.gpu_nodes; None: all)
         self.gpu_place = "gpu"  # the places its processes on the GPU take (place; grade_one sets it)
+        self.metered = False  # each judged call's PCIe bytes metered, one test case at a time (pcie.py)
+        self.traffic: dict[str, pcie.Traffic] = {}  # by test case, where metered
         self.own_lock, self.owned = threading.Lock(), False
         self.base: Path | None = None  # the lab's own build: the judge (build/judge/) is there
         self.judge_env: dict = env  # the judge's environment: the graded one's, seen from outside the sandbox
@@ -153,6 +156,7 @@ class Grading:
             graded_fds += (ends[2],)
         graded_env = {k: v for k, v in self.env.items() if k not in ("LAB_SEED", "LAB_LARGE")}
         graded_env["LAB_JUDGE_FD"] = str(graded_end.fileno())
+        graded_env["CUDA_MODULE_LOADING"] = "EAGER"  # its kernels' code loaded before its first call (serve.cpp)
         started, group, graded_run, lab_errors = threading.Event(), [], [], []
 
         def graded():
@@ -176,6 +180,10 @@ class Grading:
                    "LAB_RESULTS_FD": str(ends[0]), "LAB_REPORT_FD": str(ends[1])}
             if sanitized:
                 env["LAB_JUDGE_SANITIZED"] = "1"
+            elif self.metered:
+                log.with_suffix(".pcie.tsv").unlink(missing_ok=True)
+                env["LAB_PCIE_GPU"] = self.gpu_place[len("gpu-"):]
+                env["LAB_PCIE_LOG"] = str(log.with_suffix(".pcie.tsv"))
             r = run([str(self.base / "build" / "judge" / f"test_{part}"), tests], self.base, limit, env=env, log=log,
                     pass_fds=(judge_end.fileno(), ends[0], ends[1]))
         finally:
@@ -227,14 +235,17 @@ class Grading:
             return False
 
     def run_case(self, binary: Path, case: TestCase, log_path: Path, timeout: float,
-                 expected: res.Stream | None = None) -> tuple[Outcome, str]:
+                 expected: res.Stream | None = None, again: bool = False) -> tuple[Outcome, str]:
         """One test case in a fresh sandbox: the work copy read-only and no
         folder it may write but its private /tmp; its report and its results go
         to pipes whose other ends only the harness holds. Its results, kept in
         this grading's private folder up to results_cap, are compared with the
         trusted run's (`expected`) at once and dropped: returns how it ended and
         what differs first ("" when nothing does, or nothing was compared).
-        No file a test leaves is read. A GPU place never free: LabError."""
+        No file a test leaves is read. A GPU place never free: LabError.
+        Metered (pcie.py), a case whose calls moved more than their launches
+        need runs once more (`again`), and fails only if it does so again: a
+        burst of a process outside the grading cannot cost a point."""
         left = self.budget.left()
         if left <= 0:
             return Outcome("failed", f"not run: the submission's time budget ({self.opts.budget:g} s, BUDGET) "
@@ -262,6 +273,18 @@ class Grading:
         if report.overflow:
             outcome = Outcome("failed", f"its report grew past the {LEFT_FILE_CAP >> 20} MiB read of it")
         self.seconds[case.name] = r.seconds
+        calls = pcie.read_calls(log_path.with_suffix(".pcie.tsv")) if self.metered else None
+        if calls is not None:
+            self.traffic[case.name] = traffic = pcie.traffic(calls)
+            if (why := traffic.verdict()) and not again:
+                outcome, differs = self.run_case(binary, case, log_path.with_name(log_path.stem + "-again.log"),
+                                                 timeout, expected, again=True)
+                if not self.traffic[case.name].verdict():
+                    self.notes.append(f"host traffic: {case.name}: {why} in one run, not in a second, which counts")
+                return outcome, differs
+            if why:
+                self.notes.append(f"host traffic: {case.name}: {why} (twice)")
+                outcome = Outcome("failed", why + (f" (and: {outcome.message})" if outcome.status == "failed" else ""))
         if outcome.status == "failed" and "during the test" in outcome.message and r.output.strip():
             outcome.message += " -- last output: " + r.output.strip().splitlines()[-1][:300]
         if not r.timed_out and r.seconds > timeout / 3:
@@ -292,7 +315,8 @@ def run_cases(g: Grading, parts: dict[str, list[QuestionResult]], expected: dict
     cases CASE_JOBS at a time, the longest first (by `expected`, the trusted
     run's seconds); beside them the [large] tier's, one at a time and each
     holding a "large" place (each fills much of the GPU's memory), none
-    with NO_LARGE=1."""
+    with NO_LARGE=1. Where the grading is metered (g.metered), every case
+    one after another."""
     jobs: dict[tuple[str, str], tuple] = {}
     for part, results in parts.items():
         for r in results:
@@ -312,7 +336,10 @@ def run_cases(g: Grading, parts: dict[str, list[QuestionResult]], expected: dict
     ordinary = sorted((j for j in jobs.values() if not j[1].large), key=lambda j: -expected.get(j[1].name, 0))
     big = [j for j in jobs.values() if j[1].large]
     claims: dict[tuple[str, bool], Claims] = {(part, large): {} for part in parts for large in (False, True)}
-    with ThreadPoolExecutor(max_workers=g.opts.case_jobs) as pool, ThreadPoolExecutor(max_workers=1) as lane:
+    # Metered, one test case at a time: a call's bytes are then its own (pcie.py).
+    with ThreadPoolExecutor(max_workers=1 if g.metered else g.opts.case_jobs) as pool, \
+            ThreadPoolExecutor(max_workers=1) as own_lane:
+        lane = pool if g.metered else own_lane
         futures = [pool.submit(run, j) for j in ordinary] + [lane.submit(run, j) for j in big]
         for (part, case, _, _), f in zip(ordinary + big, futures):
             claims[(part, case.large)][case.name] = f.result()
