@@ -1,6 +1,7 @@
 // What crossed PCIe between the host and the judge's GPU while a graded
-// process answered a call (judge.cpp): NVML's byte counters, read by the judge
-// just before it sends the call and just after the reply. The harness turns
+// process answered a call that names the judge's arrays (judge.cpp): NVML's
+// byte counters, read by the judge just before it sends the call and just
+// after the reply. The harness turns
 // the meter on (LAB_PCIE_GPU, the GPU's UUID) only where its grading holds the
 // GPU alone and runs one test case at a time, so that the bytes of a call are
 // the graded process's own; each call's figures go to LAB_PCIE_LOG, which the
