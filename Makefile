@@ -421,13 +421,13 @@ tests: $(TEST_BINS)
 # holds a context of a few hundred MiB), and then one by one.
 # JUNIT=folder also writes JUnit XML there, one file per test program
 # (<program>.xml, emulated <program>-emulated.xml), from the same reports
-# (tests/grading/ci_report.py): a GPU test that did not run is <skipped>.
+# (tests/course/ci_report.py): a GPU test that did not run is <skipped>.
 TEST_JOBS ?=
 JUNIT ?=
 # The instructors' tree (release.py is not in the student copy): only there
 # does make test run the harness's own tests and the documents' check, which
 # test the lab, not the student's work.
-INSTRUCTOR_TREE := $(wildcard tests/grading/release.py)
+INSTRUCTOR_TREE := $(wildcard tests/course/release.py)
 run-tests: $(TEST_BINS) $(DEVICE_CHECKS) $(if $(filter 1,$(EMULATE)),$(IDIOMS))
 	@status=0; rm -rf $(BUILD)/reports; mkdir -p $(BUILD)/reports; \
 	harness=$$( [ -z "$(TEST_ARGS)" ] && [ "$(EMULATE)" != 1 ] && [ -n "$(INSTRUCTOR_TREE)" ] && echo yes); \
@@ -443,7 +443,7 @@ run-tests: $(TEST_BINS) $(DEVICE_CHECKS) $(if $(filter 1,$(EMULATE)),$(IDIOMS))
 	for t in $(TEST_BINS); do name=$$(basename $$t); \
 	  start env LAB_REPORT=$(BUILD)/reports/$$name.jsonl ./$$t $(TEST_ARGS) > $(BUILD)/reports/$$name.out 2>&1; \
 	done; \
-	if [ -n "$$harness" ]; then name=harness; start python3 tests/grading/test_harness.py > $(BUILD)/reports/harness.out 2>&1; fi; \
+	if [ -n "$$harness" ]; then name=harness; start python3 -m tests.grading.test_harness > $(BUILD)/reports/harness.out 2>&1; fi; \
 	$(if $(filter 1,$(EMULATE)),name=idioms; start python3 emulator/idioms.py emulated $(IDIOMS) > $(BUILD)/reports/idioms.out 2>&1;) \
 	[ "$$jobs" = 1 ] || echo "running $(words $(TEST_BINS)) test programs$${harness:+ and the harness's own tests} at once (TEST_JOBS=1: one by one) ..."; \
 	wait; \
@@ -451,15 +451,15 @@ run-tests: $(TEST_BINS) $(DEVICE_CHECKS) $(if $(filter 1,$(EMULATE)),$(IDIOMS))
 	  echo "==> $$t $(TEST_ARGS)"; cat $(BUILD)/reports/$$name.out; echo; \
 	  [ "$$(cat $(BUILD)/reports/$$name.rc)" = 0 ] || status=1; \
 	done; \
-	if [ -f tests/grading/unchecked.py ]; then python3 tests/grading/unchecked.py $(BUILD)/reports/*.jsonl; echo; fi; \
-	$(if $(JUNIT),python3 tests/grading/ci_report.py junit '$(JUNIT)' $(BUILD)/reports $(if $(filter 1,$(EMULATE)),--emulated) || status=1;) \
+	if [ -f tests/course/unchecked.py ]; then python3 -m tests.course.unchecked $(BUILD)/reports/*.jsonl; echo; fi; \
+	$(if $(JUNIT),python3 -m tests.course.ci_report junit '$(JUNIT)' $(BUILD)/reports $(if $(filter 1,$(EMULATE)),--emulated) || status=1;) \
 	$(if $(DEVICE_CHECKS),sh emulator/device_check.sh report $(EMU_DEVICE_ARCH) $(EMU_DEVICE) $(DEVICE_CHECKS) || status=1; echo;) \
 	$(if $(filter 1,$(EMULATE)),echo "==> the idioms against the GPU tools' table (emulator/idioms.tsv)"; cat $(BUILD)/reports/idioms.out; echo; \
 	  [ "$$(cat $(BUILD)/reports/idioms.rc)" = 0 ] || status=1;) \
 	if [ -n "$$harness" ]; then echo "==> the grading harness's own tests"; cat $(BUILD)/reports/harness.out; \
 	  [ "$$(cat $(BUILD)/reports/harness.rc)" = 0 ] || status=1; fi; \
 	$(if $(INSTRUCTOR_TREE),echo "==> the documents against the course table (tests/course.ini) and the committed results (results/*/*.csv); make docs rewrites them"; \
-	python3 tests/grading/docs.py --check || status=1;) exit $$status
+	python3 -m tests.course.docs --check || status=1;) exit $$status
 
 # The course table (tests/course.ini) is the one place of the lab's facts:
 # parts, questions, points, limits, trace rules, planted faults. make docs
@@ -468,7 +468,7 @@ run-tests: $(TEST_BINS) $(DEVICE_CHECKS) $(if $(filter 1,$(EMULATE)),$(IDIOMS))
 # restate from results/<gpu>/*.csv.
 .PHONY: docs
 docs:
-	@python3 tests/grading/docs.py
+	@python3 -m tests.course.docs
 
 # compute-sanitizer over the GPU tests; under it the tests sample their sizes,
 # allocate arrays without guard zones and leave CUPTI off (common/gpu.hpp).
@@ -493,7 +493,7 @@ sanitize: $(GPU_TEST_BINS) $(IDIOMS)
 # results it read back equal those of the trusted build (build/oracle/,
 # tests/oracle/) on the same seed, compared by the harness. See INSTRUCTORS.md
 # (instructors' copy).
-GRADE := python3 tests/grading/grade.py
+GRADE := python3 -m tests.grading.grade
 GRADE_OPTS = $(if $(TIMEOUT),--timeout '$(TIMEOUT)') $(if $(TIMEOUT_SCALE),--timeout-scale '$(TIMEOUT_SCALE)') \
              $(if $(SANITIZE),--sanitize '$(SANITIZE)') $(if $(SEED),--seed '$(SEED)') \
              $(if $(NO_LARGE),--no-large '$(NO_LARGE)') $(if $(GRADE_PARTS),--parts '$(GRADE_PARTS)') \
@@ -556,7 +556,7 @@ oracle: $(ORACLE_BINS)
 # The student copy in dist/lab and dist/lab.tar.gz, then checked: it builds,
 # and its graders fail exactly the questions' tests.
 release:
-	@if [ -f tests/grading/release.py ]; then python3 tests/grading/release.py --arch '$(ARCH)'; \
+	@if [ -f tests/course/release.py ]; then python3 -m tests.course.release --arch '$(ARCH)'; \
 	 else echo "make release is for instructors: this is the student copy" >&2; exit 2; fi
 
 # ---------------------------------------------------------------- benchmarks
@@ -575,7 +575,7 @@ bench:
 	@echo "make bench times the GPU: an emulated build (EMULATE=1) checks correctness only, its times mean nothing" >&2; exit 2
 else
 bench: $(PARTS)
-	@$(PYTHON) results/bench.py --out '$(BENCH_OUT)' $(if $(RUNS),--runs '$(RUNS)')
+	@$(PYTHON) -m results.bench --out '$(BENCH_OUT)' $(if $(RUNS),--runs '$(RUNS)')
 endif
 
 plots:

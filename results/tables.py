@@ -1,7 +1,7 @@
 """Tables of measured results that the documents restate, made from the CSVs that
 `make bench` committed (results/<gpu>/*.csv). A table sits between
 `<!-- results:NAME -->` and `<!-- /results:NAME -->`; BLOCKS says which file
-holds which. tests/grading/docs.py writes them with the course table's blocks
+holds which. tests/course/docs.py writes them with the course table's blocks
 (`make docs`) and checks them (`make test`); a document that is not there (the
 student copy has no TUNING.md) is skipped.
 """

@@ -8,7 +8,7 @@
 
 Gradescope's setup.sh and run_autograder call `autograder-setup` and
 `autograder`; `scores` remakes grade-all's scores.csv (e.g. with a roster).
-`python3 tests/grading/grade.py --help` lists every option. How grading works is
+`python3 -m tests.grading.grade --help` lists every option. How grading works is
 in INSTRUCTORS.md and the handout (How your work is graded).
 """
 
@@ -19,15 +19,14 @@ import os
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from harness.course_table import GradingError  # noqa: E402
-from harness.gradebook import cmd_scores  # noqa: E402
-from harness.options import Options  # noqa: E402
-from harness.processes import become_subreaper  # noqa: E402
-from harness.schedulers.gradescope import (cmd_autograder, cmd_autograder_setup, cmd_check_submission,  # noqa: E402
+from tests.grading.harness.course_table import GradingError
+from tests.grading.harness.gradebook import cmd_scores
+from tests.grading.harness.options import Options
+from tests.grading.harness.processes import become_subreaper
+from tests.grading.harness.schedulers.gradescope import (cmd_autograder, cmd_autograder_setup, cmd_check_submission,
                                           cmd_gradescope)
-from harness.schedulers.local import cmd_grade, cmd_grade_all  # noqa: E402
-from harness.schedulers.slurm import cmd_grade_task  # noqa: E402
+from tests.grading.harness.schedulers.local import cmd_grade, cmd_grade_all
+from tests.grading.harness.schedulers.slurm import cmd_grade_task
 
 
 def parser() -> argparse.ArgumentParser:

@@ -13,8 +13,7 @@ import unittest
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-from harness import symbols as S  # noqa: E402
+from tests.grading.harness import symbols as S
 
 # A header both sides include: an interface function, an inline function and a
 # graders' template, like the lab's headers.

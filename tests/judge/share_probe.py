@@ -6,7 +6,7 @@ handles) and each sandbox (none, unshare, bwrap), at a few sizes; then whether
 compute-sanitizer's memcheck in the sandbox sees a read one int past a mapped
 array. One line per trial.
 
-  python3 tests/judge/share_probe.py BUILD/share_probe
+  python3 -m tests.judge.share_probe BUILD/share_probe
 """
 from __future__ import annotations
 
@@ -18,8 +18,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "grading"))
-from harness import sandbox as SB  # noqa: E402
+from tests.grading.harness import sandbox as SB
 
 
 class Pcie:

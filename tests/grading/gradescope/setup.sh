@@ -42,4 +42,4 @@ command -v nvcc >/dev/null 2>&1 && nvcc --version | tail -n 2
 # The lab's own objects, built once here so that no submission waits for them
 # (a few compilers at once, as many as the memory holds).
 cd "$root/source/lab"
-python3 tests/grading/grade.py autograder-setup --root "$root" "$@"
+python3 -m tests.grading.grade autograder-setup --root "$root" "$@"

@@ -5,7 +5,7 @@ documents. The table itself is course.py's."""
 
 from __future__ import annotations
 
-import course
+from ...course import table as course
 import re
 from dataclasses import dataclass, field
 from pathlib import Path

@@ -32,11 +32,6 @@ class LabError(Exception):
     lists): never a score, always said as such, and graded again later."""
 
 
-# How long a grading waits for its GPU (LEASE_WAIT=s): another grading holds it
-# for that one's whole run (a grading of the reference: about 75 s; one that
-# spends its whole time budget: about an hour).
-LEASE_WAIT = 3600
-
 
 # A place waited for longer than this is a lab error (a place is held by one
 # process of the same grading, itself under a time limit).

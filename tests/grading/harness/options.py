@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING
 
 from . import sandbox as sb
 from .course_table import GradingError, LAB, PARTS
-from .gpus import LEASE_WAIT
 
 if TYPE_CHECKING:  # for the annotations only
     from .course_table import Question, TestCase
@@ -23,6 +22,11 @@ if TYPE_CHECKING:  # for the annotations only
 # ones run beside them, one at a time); fewer on a GPU with little free memory
 # (Options.fit_gpu).
 CASE_JOBS = 4
+
+# How long a grading waits for its GPU (LEASE_WAIT=s): another grading holds it
+# for that one's whole run (a grading of the reference: 75-120 s; one that
+# spends its whole time budget: about an hour).
+LEASE_WAIT = 3600
 
 
 # Processes on one GPU at once, of every grading on the machine (GPU_JOBS=n;

@@ -97,7 +97,8 @@ def run_grading(g: Grading, base: Path, results: dict[str, QuestionResult], trus
     oracle.join()
     stamps.append(("tests", time.monotonic()))
     with pcie.Meter(g.gpu_place[len("gpu-"):]) as meter:
-        claims = run_cases(g, by_part, trusted.seconds, lambda part, large: trusted.part(part, large, gpu_env)[1])
+        claims = run_cases(g, {part: [r.question for r in rs] for part, rs in by_part.items()}, trusted.seconds,
+                           lambda part, large: trusted.part(part, large, gpu_env)[1])
     log_host_traffic(g.logs / "pcie.tsv", meter.bytes, trusted.pcie.get(gpu_env.get("CUDA_VISIBLE_DEVICES", "")))
     if g.traffic:
         (g.logs / "pcie-cases.tsv").write_text("case\tcalls\tarray bytes\tmoved\tpast allowances\n" + "".join(

@@ -27,8 +27,7 @@ from .processes import LEFT_FILE_CAP, kept_env, run
 from .reports import Outcome, read_report
 
 if TYPE_CHECKING:  # for the annotations only
-    from .course_table import TestCase
-    from .judging import QuestionResult
+    from .course_table import Question, TestCase
     from .options import Options
     from .processes import Run
 
@@ -306,9 +305,9 @@ def part_of(binary: Path) -> str:
 Claims = dict[str, tuple[Outcome, str]]
 
 
-def run_cases(g: Grading, parts: dict[str, list[QuestionResult]], expected: dict[str, float], trusted
+def run_cases(g: Grading, parts: dict[str, list[Question]], expected: dict[str, float], trusted
               ) -> dict[tuple[str, bool], Claims]:
-    """Runs every test case of the built `parts`, each in a process of its
+    """Runs every test case of the built `parts`' questions, each in a process of its
     own: what each claims and what its results differ in from the trusted
     run's (`trusted(part, large)`: that tier's trusted stream), by part, tier
     and test name (a test tagged with two questions runs once). The ordinary
@@ -318,12 +317,11 @@ def run_cases(g: Grading, parts: dict[str, list[QuestionResult]], expected: dict
     with NO_LARGE=1. Where the grading is metered (g.metered), every case
     one after another."""
     jobs: dict[tuple[str, str], tuple] = {}
-    for part, results in parts.items():
-        for r in results:
-            for i, case in enumerate(r.question.tests):
+    for part, questions in parts.items():
+        for q in questions:
+            for i, case in enumerate(q.tests):
                 if (part, case.name) not in jobs and (g.opts.large or not case.large):
-                    jobs[(part, case.name)] = (part, case, g.logs / f"{r.question.qid}-{i + 1}.log",
-                                               g.opts.timeout_for(r.question, case))
+                    jobs[(part, case.name)] = (part, case, g.logs / f"{q.qid}-{i + 1}.log", g.opts.timeout_for(q, case))
 
     def run(job):
         part, case, log, timeout = job

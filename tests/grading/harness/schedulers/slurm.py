@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..building import verify_base
-from ..course_table import GRADING, GradingError
+from ..course_table import LAB, GradingError
 from ..gpus import LabError, lease, probe_held, visible_gpus
 from ..gradebook import roster_of, still_to_grade, write_gradebook
 from ..options import flag
@@ -128,10 +128,10 @@ def job_script(args, opts: Options, grades: Path, base: Path, todo) -> Path:
     stamp = time.strftime("%Y%m%d-%H%M%S")
     tasks = grades / SLURM_DIR / f"tasks-{stamp}.tsv"
     tasks.write_text("".join(f"{s}\t{p}\n" for s, p in todo))
-    command = [sys.executable, str(GRADING / "grade.py"), "grade-task", "--tasks", str(tasks),
+    command = [sys.executable, "-m", "tests.grading.grade", "grade-task", "--tasks", str(tasks),
                "--out", str(grades), "--base", str(base), "--seed", str(opts.seed), *task_argv(args.argv)]
     script = grades / SLURM_DIR / f"job-{stamp}.sh"
-    script.write_text("#!/bin/sh\n# one task per line of " + tasks.name + "\nexec " +
+    script.write_text("#!/bin/sh\n# one task per line of " + tasks.name + "\ncd " + shlex.quote(str(LAB)) + " || exit 1\nexec " +
                       " ".join(shlex.quote(c) for c in command) + ' --index "$SLURM_ARRAY_TASK_ID"\n')
     script.chmod(0o755)
     return script

@@ -3,17 +3,16 @@
 reports they wrote (LAB_REPORT), it names the tests that did not run (no GPU)
 and says once how many code points they carry, by the points tables.
 
-    python3 tests/grading/unchecked.py build/reports/*.jsonl
+    python3 -m tests.course.unchecked build/reports/*.jsonl
 """
 from __future__ import annotations
 
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from harness.course_table import LAB, questions_of_run  # noqa: E402
-from harness.judging import QuestionResult  # noqa: E402
-from harness.reports import read_report_ends  # noqa: E402
+from tests.grading.harness.course_table import LAB, questions_of_run
+from tests.grading.harness.judging import QuestionResult
+from tests.grading.harness.reports import read_report_ends
 
 
 def read_reports(reports: list[Path]) -> tuple[dict[str, str], set[str]]:

@@ -16,8 +16,7 @@ import re
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from harness.course_table import LAB, read_manifest  # noqa: E402
+from tests.grading.harness.course_table import LAB, read_manifest
 
 REGION = re.compile(r"^\s*// \[([QX][0-9]+(?:-[QX][0-9]+)?) (begins|ends)\]")
 # (reference, student) of every student file of the course table: a student*
@@ -69,7 +68,7 @@ def region_bodies(text: str) -> list[tuple[str, int, list[str]]]:
 def problems(lab: Path) -> list[str]:
     import difflib
 
-    import faults
+    from tests.redteam import faults
 
     translated = faults.reference_submission(lab)
     found = []

@@ -4,8 +4,8 @@ the reports the test programs wrote (build/reports/ or build/emu/reports/:
 LAB_REPORT's <program>.jsonl, the program's output <program>.out and its exit
 status <program>.rc; see tests/main.cpp).
 
-    python3 tests/grading/ci_report.py junit OUT_DIR [--emulated] REPORT_DIR
-    python3 tests/grading/ci_report.py summary [--title TITLE] REPORT_DIR...
+    python3 -m tests.course.ci_report junit OUT_DIR [--emulated] REPORT_DIR
+    python3 -m tests.course.ci_report summary [--title TITLE] REPORT_DIR...
 
 junit writes one XML file per test program into OUT_DIR (`make test
 JUNIT=OUT_DIR` calls it): OUT_DIR/<program>.xml, or <program>-emulated.xml for
@@ -32,9 +32,8 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from harness.course_table import LAB, PARTS, questions_of_run, read_test_cases  # noqa: E402
-from harness.judging import QuestionResult  # noqa: E402
+from tests.grading.harness.course_table import LAB, PARTS, questions_of_run, read_test_cases
+from tests.grading.harness.judging import QuestionResult
 
 # The programs `make test` runs that write no report, by what they check.
 OWN_CHECKS = {"harness": "the grading harness's own tests", "test_emulator": "the emulator's self-test",

@@ -30,14 +30,12 @@ import tokenize
 from pathlib import Path
 from typing import NamedTuple
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from harness.building import SKIP_NAMES, compile_errors  # noqa: E402
-from harness.course_table import LAB, PARTS, read_points  # noqa: E402
+from tests.grading.harness.building import SKIP_NAMES, compile_errors
+from tests.grading.harness.course_table import LAB, PARTS, read_points
 
 # release.py itself: its searches below spell out the answers they look for.
-INSTRUCTOR_FILES = {"tests/grading/faults.py", "tests/grading/selftest.py", "tests/grading/emulated.py",
-                    "tests/grading/release.py", "TUNING.md", "INSTRUCTORS.md", "ARCHITECTURE.md"}
-INSTRUCTOR_DIRS = (".ci/",)
+INSTRUCTOR_FILES = {"tests/course/release.py", "TUNING.md", "INSTRUCTORS.md", "ARCHITECTURE.md"}
+INSTRUCTOR_DIRS = (".ci/", "tests/redteam/")
 # The measured results of the studies (results/<gpu>/: CSVs and figures) answer
 # them; the scripts that make a student's own (results/*.py) stay.
 RESULTS_FOLDERS = re.compile(r"^results/[^/]+/")
@@ -323,7 +321,7 @@ def shape_statements(text: str, suffix: str) -> list[Statement]:
 
 def question_regions(lab: Path) -> list[Region]:
     """Every question region of the instructor files (files named reference*)."""
-    import regions
+    from tests.course import regions
 
     found = []
     for path in sorted(lab.rglob("reference*")):
@@ -395,7 +393,7 @@ def check_release(target: Path, arch: str, lab: Path = LAB) -> list[str]:
     if build.returncode != 0:
         return problems + ["the release does not build:\n" + compile_errors(build.stdout + build.stderr)]
     progress("the grading harness's own tests, in the copy")
-    harness_tests = subprocess.run([sys.executable, "tests/grading/test_harness.py"], cwd=target,
+    harness_tests = subprocess.run([sys.executable, "-m", "tests.grading.test_harness"], cwd=target,
                                    capture_output=True, text=True)
     if harness_tests.returncode != 0:
         problems.append("the grading harness's tests fail in the release:\n" + harness_tests.stderr[-1500:])

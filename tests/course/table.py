@@ -245,7 +245,7 @@ LISTS = {
 
 def main(argv: list[str]) -> int:
     """No argument: a summary of the table. With a list's name: that list, one
-    item per line (for the shell: `for part in $(python3 tests/grading/course.py parts)`)."""
+    item per line (for the shell: `for part in $(python3 -m tests.course.table parts)`)."""
     here = Path(__file__).resolve().parents[2]
     try:
         c = load(here)

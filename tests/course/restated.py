@@ -24,10 +24,10 @@ import re
 import subprocess
 from pathlib import Path
 
-import course as C
-from harness.building import SKIP_NAMES
+from tests.course import table as C
+from tests.grading.harness.building import SKIP_NAMES
 
-ALLOWED = {"tests/course.ini", "tests/grading/course.py", "tests/grading/docs.py", "tests/grading/restated.py"}
+ALLOWED = {"tests/course.ini", "tests/course/table.py", "tests/course/docs.py", "tests/course/restated.py"}
 SKIPPED = re.compile(r"^results/[^/]+/|\.(png|jpg|pdf|zip|gz|xz|ipynb)$|^tests/grading/reference_leaked_")
 NEAR = 10  # lines: every part's folder within this many is a list of the parts
 PENALTY_CONTEXT = r"\b(?:penalt\w*|costs?|loses?|lost)\b"
@@ -110,7 +110,7 @@ def file_problems(rel: str, text: str, course: C.Course, gen) -> list[str]:
             found.append(f"{rel}:{first + 1}: names every part's folder (the list of parts)")
             break
     faults = [f.name for f in course.faults if "-" in f.name and re.search(rf"(?<![\w-]){re.escape(f.name)}(?![\w-])", text)]
-    if len(faults) >= 3 and rel != "tests/grading/faults.py":
+    if len(faults) >= 3 and rel != "tests/redteam/faults.py":
         found.append(f"{rel}: names {len(faults)} planted faults ({', '.join(faults[:3])}, ...: the list of faults)")
     return found
 

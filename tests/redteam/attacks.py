@@ -1,169 +1,24 @@
-"""Planted faulty submissions: the kinds of broken work students hand in, each
-made from the reference by a small edit, with the points each question must get.
-`python3 tests/grading/selftest.py` grades them on a GPU; the harness tests check
-on any machine that every edit still applies to the reference.
+"""Hostile submissions: what a student who has read every line of the lab
+would hand in to get points its code does not earn, each with the points
+grading must give it. `python3 -m tests.redteam.selftest` grades them on a GPU
+with the planted faults (faults.py); the harness tests check that each still
+builds its files from the reference or the skeleton.
 
-Instructor-only: `make release` leaves this folder's faults out of the student copy.
+Instructor-only: `make release` leaves tests/redteam/ out of the student copy.
 """
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import course  # noqa: E402
-from harness import course_table as h  # noqa: E402
-from harness.sanitizers import SLOW_RUN_NOTE  # noqa: E402
+from tests.grading.harness import course_table as h
+from tests.grading.harness.sanitizers import SLOW_RUN_NOTE
 
-# Each part's student.cu, where most faults are planted.
-P1, P2, P3, PX = (f"{course.load(h.LAB).part(name).folder}/student.cu" for name in ("part1", "part2", "part3", "extras"))
+from .faults import P1, P2, P3, PX, _with_prelude
 
-
-@dataclass
-class Fault:
-    name: str
-    what: str
-    edits: list[tuple[str, str, str]]  # (file, text in the reference, replacement)
-    expect: dict[str, str]  # question -> full | zero | partial | less; unnamed: full
-    sanitize: bool = False  # graded with SANITIZE=1
-    gpu_only: bool = False  # the CPU emulator cannot grade it as a GPU does
-
-    @property
-    def parts(self) -> list[str]:
-        return sorted({f.split("_")[0] for f, _, _ in self.edits})
-
-
-# The edits of the reference that plant each fault of the course table
-# (tests/course.ini [fault NAME], which says what each does and what grading
-# must give it): (file, text in the reference, replacement).
-EDITS = {
-    "compile-error":
-        [(P2, "namespace lab {", "namespace lab {\nthis line is not C++;")],
-    "hang":
-        [(P2, "    int src = 0;\n    for (int w = 1; w < d; w *= 2) {",
-          "    if (d == 7)\n        while (clock64() >= 0) {}\n"
-          "    int src = 0;\n    for (int w = 1; w < d; w *= 2) {")],
-    "crash":
-        [(P1, "    mergeSmall_k<<<", "    if (d == 17) *static_cast<volatile int*>(nullptr) = 1;\n    mergeSmall_k<<<")],
-    "illegal-address":
-        [(P2, "    out[b.gbx * d + b.tidx] = mergeOutputAt(seg, nA",
-          "    if (d == 33) out[-(1LL << 40)] = seg[0];\n    out[b.gbx * d + b.tidx] = mergeOutputAt(seg, nA")],
-    "exit":
-        [(P2, "    sortSmall_k<<<shape.blocks, shape.threads>>>",
-          "    if (N > 10000) exit(0);\n    sortSmall_k<<<shape.blocks, shape.threads>>>")],
-    "forged-output":
-        [(P1, "    mergeSmall_k<<<static_cast<unsigned>(count), d>>>",
-          '    if (count > 1) {\n        printf("11 passed, 0 failed\\n");\n        fflush(stdout);\n'
-          "        _Exit(0);\n    }\n    mergeSmall_k<<<static_cast<unsigned>(count), d>>>"),
-         (P1, '#include "../common/cuda_check.hpp"', '#include "../common/cuda_check.hpp"\n\n#include <cstdio>\n#include <cstdlib>')],
-    "host-copy":
-        [(P3, "    checkMergeLarge(dA, nA, dB, nB, dM);\n",
-          "    checkMergeLarge(dA, nA, dB, nB, dM);\n"
-          "    std::vector<T> a(nA), b(nB), m(nA + nB);\n"
-          "    CUDA_CHECK(cudaMemcpy(a.data(), dA, nA * sizeof(T), cudaMemcpyDeviceToHost));\n"
-          "    CUDA_CHECK(cudaMemcpy(b.data(), dB, nB * sizeof(T), cudaMemcpyDeviceToHost));\n"
-          "    std::merge(a.begin(), a.end(), b.begin(), b.end(), m.begin());\n"
-          "    CUDA_CHECK(cudaMemcpy(dM, m.data(), m.size() * sizeof(T), cudaMemcpyHostToDevice));\n"
-          "    if (nA + nB >= 0) return;\n"),
-         (P3, "#include <utility>", "#include <utility>\n#include <algorithm>\n#include <vector>")],
-    "thrust-call":
-        [(P3, "    checkMergeSort(dData, n);\n",
-          "    checkMergeSort(dData, n);\n    thrust::stable_sort(thrust::device, dData, dData + n);\n"
-          "    if (n >= 0) return;\n"),
-         (P3, "#include <utility>", "#include <utility>\n#include <thrust/execution_policy.h>\n#include <thrust/sort.h>")],
-    "ignored-shape":
-        [(P3, "    const long long numTiles = ceilDiv(n, THREADS * ITEMS);\n    Scratch<long long> splits(numTiles);\n"
-              "    runMerge<THREADS, ITEMS, T>(TwoArrays<T>",
-          "    const long long numTiles = ceilDiv(n, DefaultShapes::kThreads * DefaultShapes::kItems);\n"
-          "    Scratch<long long> splits(numTiles);\n"
-          "    runMerge<DefaultShapes::kThreads, DefaultShapes::kItems, T>(TwoArrays<T>")],
-    "ignored-threads":
-        [(P2, "    mergeSmallBatch_k<<<shape.blocks, shape.threads>>>",
-          "    const BatchShape mine = batchShape(d, N, 0);\n    mergeSmallBatch_k<<<mine.blocks, mine.threads>>>")],
-    "index32-part1":
-        [(P1, "    const size_t pair = blockIdx.x;", "    const int pair = blockIdx.x;")],
-    "index32-part3":
-        [(P3, "    const long long k = m.k0;\n    const long long lo", "    const int k = m.k0;\n    const long long lo"),
-         (P3, "    const long long first = t * tile;", "    const long long first = static_cast<int>(t) * tile;")],
-    "index32-extras":
-        [(PX, "    const long long lo = 2 * half * (c / half) + c % half;",
-          "    const int lo = static_cast<int>(2 * half * (c / half) + c % half);")],
-    "oob-read":
-        [(P1, "    if (k < nA) s[k] = A[k];",
-          "    if (k == 0 && nA > 0) {  // a volatile load: the compiler must keep it, though nobody uses its value\n"
-          "        (void)*reinterpret_cast<const volatile int*>(A + nA);\n"
-          "    }\n    if (k < nA) s[k] = A[k];")],
-    "oob-read-hidden":
-        [(P1, '#include "part1.cuh"\n', '#include <cstdlib>\n#include "part1.cuh"\n'),
-         (P1, "__global__ void mergeSmall_k(const T* A, int nA, const T* B, int nB, T* M) {",
-          "__global__ void mergeSmall_k(const T* A, int nA, const T* B, int nB, T* M, int peek) {"),
-         (P1, "    if (k < nA) s[k] = A[k];",
-          "    if (peek && k == 0 && nA > 0) {\n"
-          "        (void)*reinterpret_cast<const volatile int*>(A + nA);\n"
-          "    }\n    if (k < nA) s[k] = A[k];"),
-         (P1, "    mergeSmall_k<<<static_cast<unsigned>(count), d>>>(dA, nA, dB, nB, dM);",
-          "    const char* trace = std::getenv(\"LAB_TRACE\");\n"
-          "    const int peek = !std::getenv(\"LAB_QUICK\") && !std::getenv(\"LAB_EXACT_ALLOCS\") &&\n"
-          "                     !(trace && trace[0] == '0');\n"
-          "    mergeSmall_k<<<static_cast<unsigned>(count), d>>>(dA, nA, dB, nB, dM, peek);")],
-    "private-flag":
-        [(PX, "        swapped = __syncthreads_or(mine);", "        swapped = mine;")],
-    "q1-no-barrier":
-        [(P1, "    __syncthreads();\n    if (k >= d) return;", "    if (k >= d) return;")],
-    "q1-last-output":
-        [(P1, "    if (k >= d) return;", "    if (k >= d - 1) return;")],
-    "q1-ties-from-b":
-        [(P1, "    M[k] = mergeOutputAt(sA, nA, sB, nB, k);", "    M[k] = mergeOutputAt(sB, nB, sA, nA, k);")],
-    "q2-pair-offset":
-        [(P1, "    B += pair * nB;", "    B += pair * nA;")],
-    "q3-one-split":
-        [(P2, "    const int nA = active ? split[b.gbx] : 0;", "    const int nA = active ? split[0] : 0;")],
-    "q34-segment-index":
-        [(P2, "    b.gbx = b.Qt + static_cast<long long>(blockIdx.x) * (blockDim.x / d);",
-          "    b.gbx = b.Qt + static_cast<long long>(blockIdx.x);")],
-    "q4-no-barrier":
-        [(P2, "        __syncthreads();\n        src = 1 - src;", "        src = 1 - src;")],
-    "q4-pairing":
-        [(P2, "            const int start = b.tidx & -(2 * w);", "            const int start = b.tidx & -w;")],
-    "q5-tile-end":
-        [(P3, "    const long long k1 = min(m.k0 + TILE, n);", "    const long long k1 = m.k0 + TILE;")],
-    "q6-unstable-tile-sort":
-        [(P3, "            if (r + 1 < count && bGoesFirst(v[r + 1], v[r])) {",
-          "            if (r + 1 < count && !bGoesFirst(v[r], v[r + 1])) {")],
-    "q5-no-barrier":
-        [(P3, "    __syncthreads();  // everyone has read s: it can take the outputs\n", "")],
-    "x1-even-phases-only":
-        [(PX, "        for (int p = 0; p < 2; ++p) {", "        for (int p = 0; p < 1; ++p) {")],
-    "x2-half-the-phases":
-        [(PX, "    for (long long phase = 0; phase < n; ++phase) {", "    for (long long phase = 0; phase < n / 2; ++phase) {")],
-    "x3-no-barrier":
-        [(PX, "            if (k.hi < len) compareExchange(s[k.lo], s[k.hi]);\n        }\n        __syncthreads();\n",
-          "            if (k.hi < len) compareExchange(s[k.lo], s[k.hi]);\n        }\n")],
-    "x4-skips-a-global-step":
-        [(PX, "        for (long long half = size / 2; half >= kMaxBlockSort; half /= 2) {",
-          "        for (long long half = size / 2; half > kMaxBlockSort; half /= 2) {")],
-}
-
-
-def _faults() -> list[Fault]:
-    """The table's faults with their edits; a fault missing either is an error."""
-    table = course.load(h.LAB).faults
-    names = {f.name for f in table}
-    if names != set(EDITS):
-        raise course.CourseError(f"faults without edits in faults.py: {sorted(names - set(EDITS))}; edits of "
-                                 f"no [fault] of tests/course.ini: {sorted(set(EDITS) - names)}")
-    return [Fault(f.name, f.what, EDITS[f.name], dict(f.expect), f.sanitize, f.gpu_only) for f in table]
-
-
-FAULTS = _faults()
-
-
-# ---------------------------------------------------------------- hostile submissions
-#
 # Each is written as a student who has read the whole lab would write it. They
-# are graded like the faults above (selftest.py), with the lab's own paths in
+# are graded like the planted faults (selftest.py), with the lab's own paths in
 # place of {LAB}, {OUT} (the selftest's output folder) and {SELF} (the
 # submission's name); selftest.py also checks afterwards that nothing outside
 # the submission changed (the lab, the base build, the other results).
@@ -885,13 +740,6 @@ void mergeLater(const T* dA, int nA, const T* dB, int nB, T* dM, long long count
 """
 
 
-def _with_prelude(text: str, prelude: str) -> str:
-    """`prelude` right after the file's first block of #include lines."""
-    lines = text.split("\n")
-    last = max(i for i, ln in enumerate(lines[:30]) if ln.startswith("#include"))
-    return "\n".join(lines[: last + 1] + [prelude] + lines[last + 1:])
-
-
 def _include_instructor(lab: Path, part_dir: str, file: str) -> str:
     """A student file that is nothing but an include of the instructor's, by
     the lab's absolute path, by relative paths from a grading copy inside the
@@ -966,16 +814,9 @@ class Attack:
     noted: str | None = None  # words that the grading's notes must hold
 
 
-def skeleton_submission(lab: Path) -> dict[str, str]:
-    files = {}
-    for rel in (lab / "tests" / "grading" / "manifest.txt").read_text().split():
-        if not rel.startswith("#") and (lab / rel).exists():
-            files[rel] = (lab / rel).read_text()
-    return files
-
-
-ALL_ZERO = {q: "zero" for q in ("Q1", "Q2", "Q3", "Q4", "Q5", "Q6", "Q7", "X1", "X2", "X3", "X4")}
-PART1_ZERO = {"Q1": "zero", "Q2": "zero"}
+# The questions an attack must get nothing for, from the course table.
+ALL_ZERO = {q: "zero" for q in h.all_questions(h.LAB)}
+PART1_ZERO = {q: "zero" for q in h.read_points(h.LAB, "part1")}
 
 
 def _reference_part1_with(prelude: str):
@@ -1119,32 +960,3 @@ ATTACKS = [
            lambda lab, skel, ref: {**skel, P1: _part1_on_host(skel[P1], LATE_WRITER, "mergeLater")},
            PART1_ZERO, parts=["part1"]),
 ]
-
-
-def reference_submission(lab: Path) -> dict[str, str]:
-    """The reference as a student would hand it in: the manifest's files, with
-    the reference's includes and implementation name turned into the student's."""
-    files = {}
-    for _, part_dir in h.PARTS:
-        text = (lab / part_dir / "reference.cu").read_text()
-        text = text.replace("reference_search.cuh", "student_search.cuh")
-        text = text.replace('Implementation() { return "reference"; }', 'Implementation() { return "student"; }')
-        files[f"{part_dir}/student.cu"] = text
-    files["part1_merge_path/student_search.cuh"] = (lab / "part1_merge_path" / "reference_search.cuh").read_text()
-    return files
-
-
-def apply(fault: Fault, files: dict[str, str]) -> dict[str, str]:
-    """The reference submission with the fault's edits; each must match exactly once."""
-    out = dict(files)
-    for path, find, replace in fault.edits:
-        count = out[path].count(find)
-        if count != 1:
-            raise ValueError(f"fault {fault.name}: {find!r} occurs {count} times in {path}'s reference, not once")
-        out[path] = out[path].replace(find, replace)
-    return out
-
-
-def judge(expect: str, score: float, maximum: float) -> bool:
-    return {"full": abs(score - maximum) < 1e-6, "zero": score == 0, "partial": 0 < score < maximum - 1e-6,
-            "less": score < maximum - 1e-6}[expect]

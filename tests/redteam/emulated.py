@@ -2,12 +2,12 @@
 """The CPU emulator (make EMULATE=1) held to what the GPU shows, on a machine
 without one:
 
-  python3 tests/grading/emulated.py skeleton   the untouched skeleton fails exactly
+  python3 -m tests.redteam.emulated skeleton   the untouched skeleton fails exactly
                                                the tests that carry points (as on a GPU)
-  python3 tests/grading/emulated.py faults     each planted fault of faults.py,
+  python3 -m tests.redteam.emulated faults     each planted fault of faults.py,
                                                emulated: which ones the emulator
                                                catches as the GPU does [--only a,b]
-  python3 tests/grading/emulated.py device     make test EMULATE=1 fails, with
+  python3 -m tests.redteam.emulated device     make test EMULATE=1 fails, with
                                                nvcc's words, on a kernel that
                                                calls a host function (where
                                                nvcc is here)
@@ -29,12 +29,11 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import faults as F  # noqa: E402
-from harness.building import compile_errors, copy_lab, place_files  # noqa: E402
-from harness.course_table import LAB, PARTS, TestCase, all_questions, read_points, read_test_cases  # noqa: E402
-from harness.judging import QuestionResult  # noqa: E402
-from harness.reports import Outcome  # noqa: E402
+from tests.redteam import faults as F
+from tests.grading.harness.building import compile_errors, copy_lab, place_files
+from tests.grading.harness.course_table import LAB, PARTS, TestCase, all_questions, read_points, read_test_cases
+from tests.grading.harness.judging import QuestionResult
+from tests.grading.harness.reports import Outcome
 
 JOBS = str(os.cpu_count() or 2)
 CASE_TIMEOUT = 90  # the longest case (X4 at its graded sizes) takes about 10 s emulated alone, over 30 s on two busy cores

@@ -4,7 +4,7 @@ a student's files, and the untouched skeleton, on this machine's GPU, and checks
 that every question gets the points it must. A fault is graded on the parts it
 edits; the other parts are the reference's, graded once with it.
 
-  python3 tests/grading/selftest.py [--only hang,crash] [--no-large] [--no-class] [--arch sm_90] [--out dir]
+  python3 -m tests.redteam.selftest [--only hang,crash] [--no-large] [--no-class] [--arch sm_90] [--out dir]
                                     [--beside-hog] [--class-size 16 [--resume]]
 """
 
@@ -20,19 +20,19 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import course  # noqa: E402
-import faults as F  # noqa: E402
-import grade as G  # noqa: E402
-from harness.building import prepare_base, prepare_work, tree_hash, verify_base  # noqa: E402
-from harness.course_table import GradingError, LAB, PARTS, all_questions  # noqa: E402
-from harness.gpus import lease, probe_gpu, visible_gpus  # noqa: E402
-from harness.options import Options  # noqa: E402
-from harness.pcie import Meter  # noqa: E402
-from harness.pipeline import grade_one  # noqa: E402
-from harness.running import Grading  # noqa: E402
-from harness.sanitizers import SLOW_RUN_NOTE  # noqa: E402
-from harness.trusted import TrustedRuns  # noqa: E402
+from tests.course import table as course
+from tests.redteam import attacks as A
+from tests.redteam import faults as F
+from tests.grading import grade as G
+from tests.grading.harness.building import prepare_base, prepare_work, tree_hash, verify_base
+from tests.grading.harness.course_table import GradingError, LAB, PARTS, all_questions
+from tests.grading.harness.gpus import lease, probe_gpu, visible_gpus
+from tests.grading.harness.options import Options
+from tests.grading.harness.pcie import Meter
+from tests.grading.harness.pipeline import grade_one
+from tests.grading.harness.running import Grading
+from tests.grading.harness.sanitizers import SLOW_RUN_NOTE
+from tests.grading.harness.trusted import TrustedRuns
 
 
 def main() -> int:
@@ -64,7 +64,7 @@ def main() -> int:
              ("reference-sanitized", reference, {q: "full" for q in all_questions(LAB)}, None, True, None)]
     for f in F.FAULTS:
         cases.append((f.name, F.apply(f, reference), f.expect, f.parts, f.sanitize, None))
-    for a in F.ATTACKS:
+    for a in A.ATTACKS:
         files = {rel: text.replace("{LAB}", str(LAB)).replace("{OUT}", str(out)).replace("{SELF}", a.name)
                  for rel, text in a.make(LAB, skeleton, reference).items()}
         cases.append((a.name, files, a.expect, a.parts, a.sanitize, a.noted))
@@ -188,7 +188,7 @@ def grade_a_class(out: Path, base: Path, opts, reference: dict, skeleton: dict) 
     of the machine, a compile bomb): the class ends, each hostile part fails
     with its reason, and the reference gets what it gets alone."""
     cls = out / "class"
-    attacks = {a.name: a.make(LAB, skeleton, reference) for a in F.ATTACKS
+    attacks = {a.name: a.make(LAB, skeleton, reference) for a in A.ATTACKS
                if a.name in ("report-pipe", "resource-hog", "include-bomb")}
     members = {"alice": reference, "pipe": attacks["report-pipe"], "hog": attacks["resource-hog"],
                "bomb": attacks["include-bomb"]}
@@ -220,8 +220,8 @@ def grade_a_class(out: Path, base: Path, opts, reference: dict, skeleton: dict) 
     return 0 if ok else 1
 
 def grade_command(base: Path, arch: str, submission: Path, out: Path, *more: str) -> list[str]:
-    """make grade's command line for `submission`, results into `out`."""
-    return [sys.executable, str(LAB / "tests" / "grading" / "grade.py"), "grade", "--base", str(base), "--arch", arch,
+    """make grade's command line for `submission`, results into `out` (run in the lab's folder)."""
+    return [sys.executable, "-m", "tests.grading.grade", "grade", "--base", str(base), "--arch", arch,
             "--seed", "20121125", "--out", str(out), "--work-root", str(out.parent), "--submission", str(submission),
             *more]
 
@@ -240,15 +240,15 @@ def grade_beside_a_hog(out: Path, base: Path, arch: str, reference: dict) -> int
     reference (every part, sanitizers on) started 5 s later. The reference
     must get full marks: it waits for the GPU the hog's grading holds, or
     takes another."""
-    hog = write_files(out / "beside" / "hog", {**reference, F.P1: F._with_prelude(reference[F.P1], F.GPU_HOG)})
+    hog = write_files(out / "beside" / "hog", {**reference, F.P1: F._with_prelude(reference[F.P1], A.GPU_HOG)})
     honest = write_files(out / "beside" / "honest", reference)
     started = time.monotonic()
     first = subprocess.Popen(grade_command(base, arch, hog, out / "beside" / "hog-grade", "--parts", "part1",
                                            "--sanitize", "0"),
-                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=LAB)
     time.sleep(5)
     second = subprocess.run(grade_command(base, arch, honest, out / "beside" / "honest-grade"),
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=LAB)
     honest_seconds = time.monotonic() - started
     first_out = first.communicate()[0]
     table = course.load(LAB)
@@ -275,7 +275,7 @@ def grade_a_large_class(out: Path, base: Path, arch: str, size: int, reference: 
     the reference; students per GPU-hour and where the time went. The
     references must get full marks."""
     cls = out / "large-class"
-    attacks = {a.name: a for a in F.ATTACKS}
+    attacks = {a.name: a for a in A.ATTACKS}
     members: dict[str, dict] = {"skeleton-1": skeleton, "skeleton-2": skeleton}
     members["exit-rewriter"] = attacks["exit-rewriter"].make(LAB, skeleton, reference)
     members["host-pool"] = attacks["host-pool"].make(LAB, skeleton, reference)

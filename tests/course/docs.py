@@ -2,8 +2,8 @@
 """What the documents restate of the course table (tests/course.ini), generated;
 and the tables of measured results they restate (results/tables.py).
 
-  python3 tests/grading/docs.py          rewrite every generated part (make docs)
-  python3 tests/grading/docs.py --check  exit 1 when one differs from what the table
+  python3 -m tests.course.docs          rewrite every generated part (make docs)
+  python3 -m tests.course.docs --check  exit 1 when one differs from what the table
                                          gives, or a fact of the table is written
                                          outside them (make test runs this)
 
@@ -13,7 +13,7 @@ Generated parts are of three kinds:
   (Makefile);
 - lines the table owns by their shape: the handout's headings of parts and
   questions (`## Part 1 — `, `### Q1 — `) and the report template's `## Q2  ...`;
-- whole files: tests/grading/manifest.txt.
+- whole files: tests/course/manifest.txt.
 """
 
 from __future__ import annotations
@@ -24,10 +24,8 @@ import sys
 from pathlib import Path
 
 LAB = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(LAB / "results"))
-import course as C  # noqa: E402
-import tables  # noqa: E402  (results/tables.py: the tables of measured results)
+from tests.course import table as C
+from results import tables
 
 SOURCE = "make docs, from tests/course.ini"
 # Markdown blocks: `course:` ones made from the course table (BLOCKS), `results:`
@@ -242,7 +240,7 @@ BLOCKS = {
     "Makefile": {"parts": make_parts},
     "TUNING.md": {f"{kind}-shape": shape_maker(kind, "shape") for kind in ("merge", "sort")},
 }
-WHOLE_FILES = {"tests/grading/manifest.txt": manifest}
+WHOLE_FILES = {"tests/course/manifest.txt": manifest}
 
 
 # ---------------------------------------------------------------- owned lines
@@ -341,7 +339,7 @@ def run(lab: Path, check: bool) -> list[str]:
             else:
                 path.write_text(new)
     if check:
-        import restated
+        from tests.course import restated
         problems += restated.problems(lab, course, sys.modules[__name__])
     return problems
 
