@@ -3,6 +3,9 @@ tables, the documents, the hints, the regions, the release, CI's reports."""
 
 from tests.grading.fixtures import *  # noqa: F401,F403 (the harness's modules and the stand-ins)
 
+# part3_merge_sort/bench_peers.cu as it once shipped (release.py must find Q6 in it).
+LEAKED = Path(__file__).resolve().parent / "reference_leaked_bench_peers.cu.txt"
+
 
 class Tables(unittest.TestCase):
     def test_every_question_has_tests_and_sane_limits(self):
@@ -326,12 +329,12 @@ class Release(unittest.TestCase):
         self.assertFalse(R.student_file("TUNING.md"))
         self.assertFalse(R.student_file("results/nvidia-h200/q7.png"))
 
-    @unittest.skipUnless((CT.LAB / "tests" / "course" / "reference_leaked_bench_peers.cu.txt").exists(), "a student copy has no reference")
+    @unittest.skipUnless(LEAKED.exists(), "a student copy has no reference")
     def test_the_naive_merge_sort_that_once_shipped_is_found_by_its_shape(self):
         # part3_merge_sort/bench_peers.cu as it shipped with the naive GPU merges:
         # the searches by formula missed it; its merge sort's pass repeats three
         # statements of Q6's region (SortPass::mergeOf) in a row.
-        old = (CT.LAB / "tests" / "course" / "reference_leaked_bench_peers.cu.txt").read_text()
+        old = LEAKED.read_text()
         with tempfile.TemporaryDirectory() as tmp:
             copy = Path(tmp)
             (copy / "part3_merge_sort").mkdir()
