@@ -113,19 +113,18 @@ struct Range {
 };
 
 // Calls f.template operator()<THREADS, ITEMS>() for the study shape that
-// matches `shape`; refuses any other shape.
+// matches `shape`; refuses any other shape (checkStudyShape).
 template <class F>
 void withShape(LaunchShape shape, F&& f) {
-    const bool found = std::apply(
+    checkStudyShape(shape);
+    std::apply(
         [&](auto... s) {
-            return ((s.threads == shape.threads && s.items == shape.itemsPerThread
-                         ? (f.template operator()<decltype(s)::threads, decltype(s)::items>(), true)
-                         : false) ||
-                    ...);
+            ((s.threads == shape.threads && s.items == shape.itemsPerThread
+                  ? (f.template operator()<decltype(s)::threads, decltype(s)::items>(), true)
+                  : false) ||
+             ...);
         },
         StudyShapes{});
-    LAB_REQUIRE(found, "launch shape " << shape.threads << " threads x " << shape.itemsPerThread
-                                       << " items is not one of studyShapes()");
 }
 
 }  // namespace lab

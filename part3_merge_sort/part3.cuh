@@ -26,8 +26,10 @@ struct LaunchShape {
     std::string name() const { return std::to_string(threads) + "x" + std::to_string(itemsPerThread); }  // e.g. "128x8"
 };
 
-// The shapes of the Q7 study. Every implementation supports all of them.
+// The shapes of the Q7 study. Every implementation supports all of them;
+// checkStudyShape throws lab::Error for any other.
 const std::vector<LaunchShape>& studyShapes();
+void checkStudyShape(LaunchShape shape);
 
 // The launchers' argument checks, shared by every implementation: throw
 // lab::Error for negative sizes, |A| + |B| overflowing, or a null pointer

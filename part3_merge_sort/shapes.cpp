@@ -16,6 +16,14 @@ const std::vector<LaunchShape>& studyShapes() {
     return shapes;
 }
 
+void checkStudyShape(LaunchShape shape) {
+    bool found = false;
+    for (const LaunchShape& s : studyShapes())
+        found = found || (s.threads == shape.threads && s.itemsPerThread == shape.itemsPerThread);
+    LAB_REQUIRE(found, "launch shape " << shape.threads << " threads x " << shape.itemsPerThread
+                                       << " items is not one of studyShapes()");
+}
+
 void checkMergeLarge(const void* dA, long long nA, const void* dB, long long nB, const void* dM) {
     LAB_REQUIRE(nA >= 0 && nB >= 0, "merge sizes must be >= 0, got |A| = " << nA << ", |B| = " << nB);
     LAB_REQUIRE(nA <= LLONG_MAX - nB, "|A| + |B| overflows");

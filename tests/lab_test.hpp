@@ -4,6 +4,7 @@
 #pragma once
 
 #include "catch_shim.hpp"
+#include "large_tier.hpp"
 #include "test_env.hpp"
 #include "trace.hpp"
 
@@ -82,6 +83,22 @@ Check runMergeCase(const std::vector<T>& A, const std::vector<U>& B, std::size_t
     if (Check c = checkRecordedOutput(dM, expected, ctx, segments); !c) return c;
     if (Check c = dA.unchanged("A", ctx); !c) return c;
     return dB.unchanged(nameB, ctx);
+}
+
+// The [large] tier of a sort launcher (Q6's and the tuned sort's): kPast31
+// random keys made and checked on the GPU (large_tier.hpp), sorted in place by
+// sort(keys, n), whose trace must obey `rules`. The caller checks
+// large::canRun(kLargeSortBytes) first.
+constexpr double kLargeSortBytes = 2.0 * large::kPast31 * sizeof(int);  // the keys and the sort's temporary buffer
+template <class Sort>
+Check largeSortCase(std::uint64_t s, const std::vector<KernelRule>& rules, Sort sort) {
+    const long long n = large::kPast31;
+    large::Array data(n);
+    large::fillRandom(data, s);
+    const std::uint64_t hashIn = large::segmentHash(data, n);
+    const std::string ctx = context(s, "n=" + std::to_string(n) + " random");
+    if (Check c = tracedCall([&] { sort(data.data(), n); }, rules, ctx); !c) return c;
+    return large::checkOutput(data, n, hashIn, ctx);
 }
 
 }  // namespace lab::test

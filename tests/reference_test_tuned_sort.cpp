@@ -217,13 +217,7 @@ TEST_CASE("Tuned mergeSort is stable and sorts every input kind", "[tuned][part3
 }
 
 TEST_CASE("Tuned mergeSort sorts past 2^31 keys", "[tuned][part3][gpu][large][.]") {
-    const long long n = test::large::kPast31;
-    if (!test::large::canRun(2.0 * n * sizeof(int))) return;  // the keys and the sort's temporary buffer
-    test::large::Array data(n);
-    const std::uint64_t s = caseSeed(test::seed(), 31, 7);
-    test::large::fillRandom(data, s);
-    const std::uint64_t hashIn = test::large::segmentHash(data, n);
-    const std::string ctx = test::context(s, sized(n, "random"));
-    REQUIRE_OK(test::tracedCall([&] { tuned::mergeSort(data.data(), n); }, tunedSortRules(n), ctx));
-    REQUIRE_OK(test::large::checkOutput(data, n, hashIn, ctx));
+    if (!test::large::canRun(test::kLargeSortBytes)) return;
+    REQUIRE_OK(test::largeSortCase(caseSeed(test::seed(), 31, 7), tunedSortRules(test::large::kPast31),
+                                   [](int* d, long long n) { tuned::mergeSort(d, n); }));
 }

@@ -211,15 +211,9 @@ TEST_CASE("mergeSort is stable and sorts every input kind", "[part3][Q6][gpu]") 
 }
 
 TEST_CASE("mergeSort sorts past 2^31 keys", "[part3][Q6][gpu][large][.]") {
-    const long long n = test::large::kPast31;
-    if (!test::large::canRun(2.0 * n * sizeof(int))) return;  // the keys and the sort's temporary buffer
-    test::large::Array data(n);
-    const std::uint64_t s = caseSeed(test::seed(), 31, 6);
-    test::large::fillRandom(data, s);
-    const std::uint64_t hashIn = test::large::segmentHash(data, n);
-    const std::string ctx = test::context(s, "n=" + std::to_string(n) + " random");
-    REQUIRE_OK(test::tracedCall([&] { mergeSort(data.data(), n); }, sortRules(n), ctx));
-    REQUIRE_OK(test::large::checkOutput(data, n, hashIn, ctx));
+    if (!test::large::canRun(test::kLargeSortBytes)) return;
+    REQUIRE_OK(test::largeSortCase(caseSeed(test::seed(), 31, 6), sortRules(test::large::kPast31),
+                                   [](int* d, long long n) { mergeSort(d, n); }));
 }
 
 // ---------------------------------------------------------------- Q7

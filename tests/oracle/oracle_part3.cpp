@@ -24,25 +24,13 @@ void mergeSort(T* dData, long long n) {
     oracle::upload(dData, v);
 }
 
-namespace {
-
-void checkShape(LaunchShape shape) {
-    bool found = false;
-    for (const LaunchShape& s : studyShapes())
-        found = found || (s.threads == shape.threads && s.itemsPerThread == shape.itemsPerThread);
-    LAB_REQUIRE(found, "launch shape " << shape.threads << " threads x " << shape.itemsPerThread
-                                       << " items is not one of studyShapes()");
-}
-
-}  // namespace
-
 void mergeLargeShaped(const int* dA, long long nA, const int* dB, long long nB, int* dM, LaunchShape shape) {
-    checkShape(shape);
+    checkStudyShape(shape);
     mergeLarge(dA, nA, dB, nB, dM);
 }
 
 void mergeSortShaped(int* dData, long long n, LaunchShape shape) {
-    checkShape(shape);
+    checkStudyShape(shape);
     mergeSort(dData, n);
 }
 
