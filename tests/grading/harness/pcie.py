@@ -158,7 +158,8 @@ class Traffic:
         if self.excess <= max(EXCESS_FLOOR, EXCESS_SHARE * self.arrays):
             return ""
         return (f"its {self.calls} call(s) moved {self.excess / 2**20:.1f} MiB over PCIe past what their launches "
-                f"need, where their arrays hold {self.arrays / 2**20:.1f} MiB: work done on the host")
+                f"need, where their arrays hold {self.arrays / 2**20:.1f} MiB: work done on the host (or a "
+                f"kernel's printf, whose output crosses PCIe too)")
 
 
 def traffic(calls: list[Call]) -> Traffic:
