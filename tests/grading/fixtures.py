@@ -97,6 +97,13 @@ def case(name="a test"):
     return CT.TestCase("part1", name, ["part1", "Q1"], ["Q1"])
 
 
+def question(qid, part, points, limit, penalty, title, tests=()):
+    """A question with these figures, as read_points makes one from the table's."""
+    table = course.Question(qid, part, Fraction(points), Fraction(0), float(limit), penalty, title, title, title, (), "",
+                            False)
+    return CT.Question(table, list(tests))
+
+
 def frames(tests: dict) -> bytes:
     """A results stream as tests/main.cpp writes it: {test: [(what, type, bytes), ...]}."""
     out = b""

@@ -238,7 +238,7 @@ class SlowSanitizedRun(unittest.TestCase):
 
 class Scoring(unittest.TestCase):
     def question(self, weights, points=6.0):
-        q = CT.Question("Q1", "part1", points, 60, 0.5, "Merge")
+        q = question("Q1", "part1", points, 60, 0.5, "Merge")
         for name, w in weights.items():
             q.tests.append(case(name))
             q.weights[name] = w

@@ -51,9 +51,9 @@ class Isolation(unittest.TestCase):
         g.remember(binary)
         # One run per question and tool holds all of the question's ordinary
         # cases (Q2 shares "bad" with Q1, whose run holds it).
-        q1 = CT.Question("Q1", "part1", 6, 20, 0.5, "t", [case("good"), case("bad")])
-        q2 = CT.Question("Q2", "part1", 3, 20, 0.5, "t", [case("bad"), case("fine")])
-        q3 = CT.Question("Q3", "part1", 3, 20, 0.5, "t", [case("fine2")])
+        q1 = question("Q1", "part1", 6, 20, 0.5, "t", [case("good"), case("bad")])
+        q2 = question("Q2", "part1", 3, 20, 0.5, "t", [case("bad"), case("fine")])
+        q3 = question("Q3", "part1", 3, 20, 0.5, "t", [case("fine2")])
         r1, r2, r3 = JUDGE.QuestionResult(q1, {}), JUDGE.QuestionResult(q2, {}), JUDGE.QuestionResult(q3, {})
         SAN.sanitize(g, [(binary, [r1, r2, r3])])
         for r in (r1, r2):

@@ -47,17 +47,24 @@ class TestCase:
 
 @dataclass
 class Question:
-    qid: str
-    part: str
-    points: float
-    timeout: float
-    sanitizer_penalty: float
-    title: str
+    """A question of the course table (table.Question: its points, limits,
+    titles and trace rules) with the test cases of its part's grader, their
+    weights and their own time limits: the one model of a question, as
+    grading sees it."""
+    table: course.Question
     tests: list[TestCase] = field(default_factory=list)
     weights: dict[str, float] = field(default_factory=dict)
     timeouts: dict[str, float] = field(default_factory=dict)  # a test case's own time limit, where it has one
-    report_points: float = 0.0  # read by a person from the student's report, never by the harness
-    bonus: bool = False  # a bonus question (the extras) adds to the score but not to the maximum
+
+    qid = property(lambda self: self.table.qid)
+    part = property(lambda self: self.table.part)
+    title = property(lambda self: self.table.title)
+    sanitizer_penalty = property(lambda self: self.table.sanitizer_penalty)
+    bonus = property(lambda self: self.table.bonus)  # adds to the score but not to the maximum (the extras)
+    points = property(lambda self: float(self.table.points))
+    timeout = property(lambda self: self.table.time_limit)
+    # Read by a person from the student's report, never by the harness.
+    report_points = property(lambda self: float(self.table.report))
 
     @property
     def max_points(self) -> float:
@@ -93,9 +100,7 @@ def read_points(lab: Path, part: str, emulated: bool = False) -> dict[str, Quest
         table = course.load(lab)
     except course.CourseError as e:
         raise GradingError(str(e)) from None
-    questions = {q.qid: Question(q.qid, part, float(q.points), q.time_limit, q.sanitizer_penalty, q.title,
-                                 report_points=float(q.report), bonus=q.bonus)
-                 for q in table.questions_of(part)}
+    questions = {q.qid: Question(q) for q in table.questions_of(part)}
     cases = read_test_cases(lab, part, emulated)
     for case in cases:
         for qid in case.questions:
