@@ -54,7 +54,6 @@ try:  # instructors' copy only (its searches spell out answers)
     from tests.course import release as R
 except ImportError:
     R = None
-from tests.grading import test_symbols
 from tests.course import unchecked as U
 
 MANIFEST = CT.read_manifest(CT.LAB)

@@ -74,7 +74,7 @@ def grading_on(work: Path, logs: Path, opts: Options, base: Path, gpu_env: dict,
     g.base, g.judge_env = base, test_env(opts, gpu_env)  # the judge runs outside the sandbox, on the same GPU
     g.gpu = nodes
     g.gpu_place = gpu_place(base, gpu_env)
-    g.metered = opts.pcie and opts.judge and g.gpu_place.startswith("gpu-GPU-") and pcie.readable(g.gpu_place[4:])
+    g.metered = opts.pcie and opts.judge and bool(g.gpu_uuid) and pcie.readable(g.gpu_uuid)
     return g
 
 
@@ -96,7 +96,7 @@ def run_grading(g: Grading, base: Path, results: dict[str, QuestionResult], trus
     stamps.append(("trusted runs", time.monotonic()))
     oracle.join()
     stamps.append(("tests", time.monotonic()))
-    with pcie.Meter(g.gpu_place[len("gpu-"):]) as meter:
+    with pcie.Meter(g.gpu_uuid) as meter:
         claims = run_cases(g, {part: [r.question for r in rs] for part, rs in by_part.items()}, trusted.seconds,
                            lambda part, large: trusted.part(part, large, gpu_env)[1])
     log_host_traffic(g.logs / "pcie.tsv", meter.bytes, trusted.pcie.get(gpu_env.get("CUDA_VISIBLE_DEVICES", "")))

@@ -77,6 +77,11 @@ class Grading:
         # The results the graded processes hand over, where no sandboxed process can see them.
         self.private = Path(tempfile.mkdtemp(prefix="lab-results-", dir=opts.work_root))
 
+    @property
+    def gpu_uuid(self) -> str:
+        """The grading's GPU by its UUID, where its place names one (gpu_place); else ""."""
+        return self.gpu_place[len("gpu-"):] if self.gpu_place.startswith("gpu-GPU-") else ""
+
     def sandboxed(self, cmd: list[str], writable: list[Path], timeout: float, log: Path, limits: sb.Limits,
                   env: dict | None = None, cwd: Path | None = None, pass_fds: tuple[int, ...] = (),
                   started=None) -> Run:
@@ -181,7 +186,7 @@ class Grading:
                 env["LAB_JUDGE_SANITIZED"] = "1"
             elif self.metered:
                 log.with_suffix(".pcie.tsv").unlink(missing_ok=True)
-                env["LAB_PCIE_GPU"] = self.gpu_place[len("gpu-"):]
+                env["LAB_PCIE_GPU"] = self.gpu_uuid
                 env["LAB_PCIE_LOG"] = str(log.with_suffix(".pcie.tsv"))
             r = run([str(self.base / "build" / "judge" / f"test_{part}"), tests], self.base, limit, env=env, log=log,
                     pass_fds=(judge_end.fileno(), ends[0], ends[1]))
