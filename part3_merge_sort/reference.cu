@@ -149,22 +149,9 @@ __global__ void partition_k(Job job, int tile, long long numTiles, long long* sp
 // with ITEMS = 16 in only 2, and each access takes 16 turns. That is why the
 // default shape has 17 items per thread, not 16 (Q7).
 
-// Global -> shared, coalesced: s[x] = at(x) for x in [0, len), consecutive
-// threads at consecutive x. Tuning 4: a full tile issues each thread's ITEMS loads
-// before its first store, so that ITEMS loads per thread are in flight at
-// once (memory latency is hidden by having many loads outstanding).
-template <int THREADS, int ITEMS, class T, class At>
-__device__ void loadTile(T* s, int len, At at) {
-    if (len == THREADS * ITEMS) {
-        T r[ITEMS];
-#pragma unroll
-        for (int q = 0; q < ITEMS; ++q) r[q] = at(threadIdx.x + q * THREADS);
-#pragma unroll
-        for (int q = 0; q < ITEMS; ++q) s[threadIdx.x + q * THREADS] = r[q];
-    } else {
-        for (int x = threadIdx.x; x < len; x += THREADS) s[x] = at(x);
-    }
-}
+// The tile's load and store (loadTile, storeTile) and Q6's sort in registers
+// (sortRegisters): one copy, shared with the tuned sort.
+#include "reference_tiles.cuh"
 
 // Thread-level merge: `count` (<= ITEMS) consecutive outputs of the merge of
 // A = s[0, nA) and B = s[nA, nA + nB) (one array in shared memory), from
@@ -194,24 +181,6 @@ __device__ void mergeRun(const T* s, int nA, int nB, int i, int j, int count, T 
     }
 }
 
-// Outputs to global memory, coalesced: v holds outputs [kk, kk + ITEMS) of
-// the tile (len outputs in all); they go to s (word kk + r: ITEMS apart
-// across the warp, see the banks above), then from s to dst[0, len),
-// consecutive threads at consecutive addresses. s must be free (a barrier
-// after its last reads).
-template <int THREADS, int ITEMS, class T>
-__device__ void storeTile(T* s, const T (&v)[ITEMS], int kk, int len, T* dst) {
-#pragma unroll
-    for (int r = 0; r < ITEMS; ++r)
-        if (kk + r < len) s[kk + r] = v[r];
-    __syncthreads();
-    if (len == THREADS * ITEMS) {
-#pragma unroll
-        for (int q = 0; q < ITEMS; ++q) dst[threadIdx.x + q * THREADS] = s[threadIdx.x + q * THREADS];
-    } else {
-        for (int x = threadIdx.x; x < len; x += THREADS) dst[x] = s[x];
-    }
-}
 // [Q5 ends] ---------------------------------------------------------------------
 
 // Merge stage: block t merges tile t of job.mergeOf(t, THREADS * ITEMS),
@@ -257,24 +226,8 @@ __global__ void __launch_bounds__(THREADS) mergeTiles_k(Job job, const long long
 }
 
 // [Q6 begins] -------------------------------------------------------------------
-// Stable odd-even transposition sort of v[0, count) in registers: ITEMS
-// phases of neighbour compare-and-swaps, alternately at even and odd pairs;
-// neighbours swap only when the right one is strictly smaller.
-template <int ITEMS, class T>
-__device__ void sortRegisters(T (&v)[ITEMS], int count) {
-#pragma unroll
-    for (int phase = 0; phase < ITEMS; ++phase) {
-#pragma unroll
-        for (int r = phase % 2; r + 1 < ITEMS; r += 2) {
-            if (r + 1 < count && bGoesFirst(v[r + 1], v[r])) {
-                const T x = v[r];
-                v[r] = v[r + 1];
-                v[r + 1] = x;
-            }
-        }
-    }
-}
-
+// Step 2's sort of a thread's values in registers, sortRegisters, is in
+// reference_tiles.cuh.
 // The tile sort of sortTiles_k for a tile of len values at s (loaded),
 // leaving them sorted in place. Tuning 5: every tile but the last is full;
 // the kernel runs those through a copy of this code made with FULL, where

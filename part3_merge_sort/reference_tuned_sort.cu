@@ -121,21 +121,9 @@ struct PathCursor {
 
 // ---------------------------------------------------------------- tiles in shared memory
 
-// Global -> shared, coalesced: s[x] = at(x) for x in [0, len). A full tile
-// issues all of a thread's loads before its first store, so that they are in
-// flight together (reference.cu, Tuning 4).
-template <int THREADS, int ITEMS, class T, class At>
-__device__ void loadTile(T* s, int len, At at) {
-    if (len == THREADS * ITEMS) {
-        T r[ITEMS];
-#pragma unroll
-        for (int q = 0; q < ITEMS; ++q) r[q] = at(threadIdx.x + q * THREADS);
-#pragma unroll
-        for (int q = 0; q < ITEMS; ++q) s[threadIdx.x + q * THREADS] = r[q];
-    } else {
-        for (int x = threadIdx.x; x < len; x += THREADS) s[x] = at(x);
-    }
-}
+// The tile's load (loadTile), store (storeTile) and sort in registers
+// (sortRegisters) are Q6's reference's, the same code in this namespace.
+#include "reference_tiles.cuh"
 
 // v[r] -> s[kk + r] for the thread's count outputs, between two barriers (s
 // free before, read by others after).
@@ -148,38 +136,10 @@ __device__ void storeRegisters(T* s, const T (&v)[ITEMS], int kk, int count) {
     __syncthreads();
 }
 
-// The tile's outputs, v (outputs kk .. of the tile, count of them), to
-// dst[0, len), coalesced through s.
-template <int THREADS, int ITEMS, class T>
-__device__ void storeTile(T* s, const T (&v)[ITEMS], int kk, int count, int len, T* dst) {
-    storeRegisters(s, v, kk, count);
-    if (len == THREADS * ITEMS) {
-#pragma unroll
-        for (int q = 0; q < ITEMS; ++q) dst[threadIdx.x + q * THREADS] = s[threadIdx.x + q * THREADS];
-    } else {
-        for (int x = threadIdx.x; x < len; x += THREADS) dst[x] = s[x];
-    }
-}
-
 // ---------------------------------------------------------------- phase 1: tile sort
 
-// Stable odd-even transposition sort of v[0, count) in registers: neighbours
-// swap only when the right one is strictly smaller.
-template <int ITEMS, class T>
-__device__ void sortRegisters(T (&v)[ITEMS], int count) {
-#pragma unroll
-    for (int phase = 0; phase < ITEMS; ++phase)
-#pragma unroll
-        for (int r = phase % 2; r + 1 < ITEMS; r += 2)
-            if (r + 1 < count && bGoesFirst(v[r + 1], v[r])) {
-                const T x = v[r];
-                v[r] = v[r + 1];
-                v[r + 1] = x;
-            }
-}
-
-// The same for a full tile of ints, whose equal values cannot be told apart,
-// so that their sort need not be stable: Batcher's odd-even merge sort
+// sortRegisters for a full tile of ints, whose equal values cannot be told
+// apart, so that their sort need not be stable: Batcher's odd-even merge sort
 // network cut to ITEMS values (the comparators of the next power of two's
 // network that touch only v[0, ITEMS)), laid out at compile time. For 33
 // values, 246 compare-exchanges where transposition takes 528 (TUNING.md, "A
@@ -280,7 +240,8 @@ __global__ void __launch_bounds__(THREADS, tileSortMinBlocks<THREADS, ITEMS, T>(
     if (len == TILE) sortLoadedTile<THREADS, ITEMS, true>(s, len, v);
     else sortLoadedTile<THREADS, ITEMS, false>(s, len, v);
     const int kk = threadIdx.x * ITEMS;
-    storeTile<THREADS>(s, v, kk, max(0, min(ITEMS, len - kk)), len, out + base);
+    __syncthreads();  // everyone has read s
+    storeTile<THREADS>(s, v, kk, len, out + base);
 }
 
 // ---------------------------------------------------------------- phase 2: k-way passes
@@ -387,7 +348,8 @@ __global__ void __launch_bounds__(THREADS) kwayMerge_k(KWayPass<K, T> pass, cons
     const int count = min(ITEMS, len - kk);
     T v[ITEMS];
     mergeRounds<1, K>(s, off, kk, count, v);
-    storeTile<THREADS>(s, v, kk, count, len, pass.dst + first);
+    __syncthreads();  // everyone has read s
+    storeTile<THREADS>(s, v, kk, len, pass.dst + first);
 }
 
 // ---------------------------------------------------------------- host

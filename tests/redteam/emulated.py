@@ -12,14 +12,15 @@ without one:
                                                calls a host function (where
                                                nvcc is here)
 
-Each test case runs in a process of its own, as the grading harness runs it.
+Each test case runs through the harness's emulated runner (run_emulated), as
+make check-submission and Gradescope's feedback run it: sandboxed, in a
+process of its own, its report on a pipe.
 Instructor-only (faults.py is): `make release` leaves it out.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shutil
 import subprocess
@@ -30,13 +31,17 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from tests.redteam import faults as F
-from tests.grading.harness.building import compile_errors, copy_lab, place_files
-from tests.grading.harness.course_table import LAB, PARTS, TestCase, all_questions, read_points, read_test_cases
+from tests.grading import grade
+from tests.grading.harness.building import build_emulated, compile_errors, copy_lab, place_files
+from tests.grading.harness.course_table import LAB, PARTS, all_questions, read_points, read_test_cases
 from tests.grading.harness.judging import QuestionResult
+from tests.grading.harness.options import Options
 from tests.grading.harness.reports import Outcome
+from tests.grading.harness.running import Grading, run_emulated, run_emulated_cases
+from tests.grading.harness.schedulers.gradescope import emulated_copy
 
 JOBS = str(os.cpu_count() or 2)
-CASE_TIMEOUT = 90  # the longest case (X4 at its graded sizes) takes about 10 s emulated alone, over 30 s on two busy cores
+SEEDS = {"LAB_SEED": "20121125", "EMU_SEED": "1"}  # the inputs and the emulator's schedule the expectations hold for
 
 
 def make(folder: Path, *targets: str) -> subprocess.CompletedProcess:
@@ -44,34 +49,21 @@ def make(folder: Path, *targets: str) -> subprocess.CompletedProcess:
                           capture_output=True, text=True)
 
 
-def run_case(folder: Path, part: str, case: TestCase) -> tuple[str, str]:
-    """(passed | failed | skipped, why) of one test case, in its own process."""
-    binary = folder / "build" / "emu" / "student" / f"test_{part}"
-    with tempfile.TemporaryDirectory() as tmp:
-        report = Path(tmp) / "report.jsonl"
-        env = {**{k: v for k, v in os.environ.items() if not k.startswith(("LAB_", "EMU_"))},
-               "LAB_REPORT": str(report), "LAB_SEED": "20121125", "EMU_SEED": "1"}
-        try:
-            r = subprocess.run([str(binary), case.name], cwd=folder, env=env, capture_output=True, text=True,
-                               timeout=CASE_TIMEOUT)
-            output = r.stdout + r.stderr
-        except subprocess.TimeoutExpired:
-            return "failed", f"did not finish in {CASE_TIMEOUT} s"
-        ends = [e for e in map(json.loads, report.read_text().splitlines()) if e.get("event") == "end"] \
-            if report.exists() else []
-    if not ends:
-        last = output.strip().splitlines()[-1:] or ["no output"]
-        return "failed", f"ended without a verdict (exit {r.returncode}): {last[0][:200]}"
-    e = ends[-1]
-    return e["status"], e.get("failure", "")
+def grading(work: Path, name: str) -> Grading:
+    """A grading of the copy `work` as make check-submission grades one (the
+    harness's emulated runner, run_emulated: each test case sandboxed in a
+    process of its own, its report on a pipe), its logs in work/logs."""
+    opts = Options(grade.parser().parse_args(["check-submission", "--budget", "36000", "--case-jobs", "1",
+                                              "--out", str(work / "logs")]))
+    opts.sandbox.own(work)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("LAB_", "EMU_"))}
+    (work / "logs").mkdir(exist_ok=True)
+    return Grading(work, work / "logs", opts, {**env, **SEEDS, "NO_COLOR": "1"}, lambda *_: None, name)
 
 
-def part_results(folder: Path, part: str) -> dict[str, tuple[str, str]]:
-    return {c.name: run_case(folder, part, c) for c in read_test_cases(LAB, part, emulated=True) if not c.large}
-
-
-def prepare(root: Path, files: dict[str, str]) -> Path:
-    """A copy of the lab (no instructor files) with these student files."""
+def prepare(root: Path, files: dict[str, str], build: bool = True) -> Path:
+    """A copy of the lab (no instructor files) with these student files, its
+    emulated test programs built (with `build`)."""
     folder = root / "lab"
     copy_lab(LAB, folder, exclude=(LAB / "build", LAB / "dist", LAB / "grade-results",
                                        LAB / "grades", LAB / "grade-selftest"))
@@ -82,6 +74,9 @@ def prepare(root: Path, files: dict[str, str]) -> Path:
         shutil.copytree(built, folder / "build" / "emu", symlinks=True, copy_function=shutil.copy2,
                         ignore=lambda d, names: {"reference", "student"} & set(names) if Path(d) == built else set())
     place_files(folder, {rel: text.encode() for rel, text in files.items()})
+    b = make(folder, "tests") if build else None
+    if b is not None and b.returncode != 0:
+        raise RuntimeError(compile_errors(b.stdout + b.stderr))
     return folder
 
 
@@ -90,20 +85,24 @@ def check_skeleton() -> int:
     the release check holds the skeleton to on a GPU."""
     problems = []
     with tempfile.TemporaryDirectory(prefix="lab-emulated-") as tmp:
-        folder = prepare(Path(tmp), {})
-        b = make(folder, "tests")
-        if b.returncode != 0:
-            print("the skeleton does not build emulated:\n" + compile_errors(b.stdout + b.stderr))
+        try:
+            folder = prepare(Path(tmp), {})
+        except RuntimeError as err:
+            print(f"the skeleton does not build emulated:\n{err}")
             return 1
+        g = grading(folder, "skeleton")
         for part, _ in PARTS:
             weights = {n: w for q in read_points(LAB, part, emulated=True).values() for n, w in q.weights.items()}
-            results = part_results(folder, part)
-            for name, (status, why) in results.items():
-                if weights.get(name, 1.0) > 0 and status != "failed":
-                    problems.append(f"{part}: the skeleton's {name!r} {status} emulated; on a GPU it fails")
-                if weights.get(name, 1.0) == 0 and status != "passed":
-                    problems.append(f"{part}: the skeleton's {name!r} {status} emulated; on a GPU it passes ({why[:150]})")
-            print(f"{part}: {sum(s == 'failed' for s, _ in results.values())} of {len(results)} tests fail emulated")
+            cases = [c for c in read_test_cases(LAB, part, emulated=True) if not c.large]
+            results = {c.name: run_emulated(g, part, c, g.logs / f"{part}-{i + 1}.log") for i, c in enumerate(cases)}
+            for name, o in results.items():
+                if weights.get(name, 1.0) > 0 and o.status != "failed":
+                    problems.append(f"{part}: the skeleton's {name!r} {o.status} emulated; on a GPU it fails")
+                if weights.get(name, 1.0) == 0 and o.status != "passed":
+                    problems.append(f"{part}: the skeleton's {name!r} {o.status} emulated; on a GPU it passes "
+                                    f"({o.message[:150]})")
+            print(f"{part}: {sum(o.status == 'failed' for o in results.values())} of {len(results)} tests fail emulated")
+        shutil.rmtree(g.private, ignore_errors=True)
     for p in problems:
         print(p)
     print("skeleton, emulated: " + ("as on a GPU" if not problems else f"{len(problems)} difference(s)"))
@@ -111,48 +110,53 @@ def check_skeleton() -> int:
 
 
 def check_faults(only: set[str] | None, gpu_only: set[str] | None) -> int:
-    """Each fault emulated, judged as selftest.py judges it on a GPU."""
+    """Each fault emulated, judged as selftest.py judges it on a GPU: built
+    and run by the harness's emulated runner (build_emulated without the
+    device check, run_emulated_cases), scored by its QuestionResult."""
     reference = F.reference_submission(LAB)
     questions = all_questions(LAB, emulated=True)
     rows = []
     with tempfile.TemporaryDirectory(prefix="lab-emulated-") as tmp:
-        base = prepare(Path(tmp), reference)
-        b = make(base, "tests")
-        if b.returncode != 0:
-            print("the reference as student files does not build emulated:\n" + compile_errors(b.stdout + b.stderr))
+        try:
+            base = prepare(Path(tmp), reference)
+        except RuntimeError as err:
+            print(f"the reference as student files does not build emulated:\n{err}")
             return 1
-        def grade(fault):
+
+        def grade_fault(fault):
             t0 = time.monotonic()
             work = Path(tmp) / fault.name
-            shutil.copytree(base, work, symlinks=True, copy_function=shutil.copy2)
-            edited = F.apply(fault, reference)
-            place_files(work, {rel: text.encode() for rel, text in edited.items() if text != reference.get(rel)})
+            emulated_copy(base, work, {rel: text.encode() for rel, text in F.apply(fault, reference).items()})
+            g = grading(work, fault.name)
             verdicts, caught = [], True
             meant_to_fail_build = all(v == "zero" for v in fault.expect.values())
-            for part in fault.parts:
-                built = make(work, f"build/emu/student/test_{part}").returncode == 0
-                caught = caught and (built or meant_to_fail_build)  # inline PTX, Thrust: no emulated build
-                results = part_results(work, part) if built else {}
-                for qid, q in questions.items():
-                    if q.part != part:
-                        continue
-                    # the [large] tier is not emulated: out of the split, as where it does not fit
-                    outcomes = {c.name: Outcome(results.get(c.name, ("failed", ""))[0] if not c.large
-                                                  else "not-graded") for c in q.tests}
-                    score = QuestionResult(q, outcomes).score
-                    want = fault.expect.get(qid, "full")
-                    good = F.judge(want, score, q.points)
-                    caught = caught and good
-                    verdicts.append(f"{qid} {score:g}/{q.points:g} {want}{'' if good else ' (GPU differs)'}"
-                                    + ("" if built else " [does not compile emulated]"))
-            shutil.rmtree(work, ignore_errors=True)
+            try:
+                for part in fault.parts:
+                    error, _ = build_emulated(g, part, int(JOBS), device=False)
+                    built = not error
+                    caught = caught and (built or meant_to_fail_build)  # inline PTX, Thrust: no emulated build
+                    results = {qid: QuestionResult(q, {}) for qid, q in questions.items() if q.part == part}
+                    if built:
+                        run_emulated_cases(g, results, [part])
+                    for qid, r in results.items():
+                        # the [large] tier is not emulated: out of the split, as where it does not fit
+                        r.outcomes.update({c.name: Outcome("not-graded") for c in r.question.tests if c.large})
+                        want = fault.expect.get(qid, "full")
+                        good = F.judge(want, r.score, r.question.points)
+                        caught = caught and good
+                        verdicts.append(f"{qid} {r.score:g}/{r.question.points:g} {want}"
+                                        f"{'' if good else ' (GPU differs)'}"
+                                        + ("" if built else " [does not compile emulated]"))
+            finally:
+                shutil.rmtree(g.private, ignore_errors=True)
+                shutil.rmtree(work, ignore_errors=True)
             return (f"{fault.name:<16} {time.monotonic() - t0:5.0f} s  "
                     f"{'caught as on a GPU' if caught else 'GPU only'}:  {', '.join(verdicts)}"), caught
 
         chosen = [f for f in F.FAULTS if not only or f.name in only]
         # two at a time: one builds while the other runs its tests
         with ThreadPoolExecutor(max_workers=2) as pool:
-            for fault, (line, caught) in zip(chosen, pool.map(grade, chosen)):
+            for fault, (line, caught) in zip(chosen, pool.map(grade_fault, chosen)):
                 rows.append((fault.name, caught))
                 print(line, flush=True)
     missed = {n for n, c in rows if not c}
@@ -188,7 +192,7 @@ def check_device() -> int:
         text = text.replace(find, replace)
     problems = []
     with tempfile.TemporaryDirectory(prefix="lab-emulated-") as tmp:
-        folder = prepare(Path(tmp), {})
+        folder = prepare(Path(tmp), {}, build=False)
         run = make(folder, "run-tests", "PART=extras")  # its tests fail, its file compiles
         if "nvcc compiles the kernel files of: extras" not in run.stdout:
             problems.append("the untouched skeleton: " + (run.stdout + run.stderr)[-600:])

@@ -11,6 +11,7 @@ Instructor-only: `make release` leaves tests/redteam/ out of the student copy.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -175,6 +176,13 @@ def skeleton_submission(lab: Path) -> dict[str, str]:
     return files
 
 
+# A header of the reference's own that it includes (reference_tiles.cuh, shared
+# with the tuned sort): no namespace, no includes, so its text can stand in
+# the include's place.
+SHARED_HEADER = re.compile(r'^#include "(reference_[a-z_]+\.cuh)"\n', re.M)
+REGION_MARK = re.compile(r"^// \[[QX][0-9]+ (begins|ends)\]")
+
+
 def reference_submission(lab: Path) -> dict[str, str]:
     """The reference as a student would hand it in: the manifest's files, with
     the reference's includes and implementation name turned into the student's."""
@@ -182,6 +190,11 @@ def reference_submission(lab: Path) -> dict[str, str]:
     for _, part_dir in h.PARTS:
         text = (lab / part_dir / "reference.cu").read_text()
         text = text.replace("reference_search.cuh", "student_search.cuh")
+        for header in sorted(set(SHARED_HEADER.findall(text))):  # a student's copy has no reference* file
+            body = (lab / part_dir / header).read_text().split("#pragma once\n", 1)[1]
+            body = "".join(line for line in body.lstrip("\n").splitlines(keepends=True)
+                           if not REGION_MARK.match(line))  # it stands inside a region of its own
+            text = text.replace(f'#include "{header}"\n', body)
         text = text.replace('Implementation() { return "reference"; }', 'Implementation() { return "student"; }')
         files[f"{part_dir}/student.cu"] = text
     files["part1_merge_path/student_search.cuh"] = (lab / "part1_merge_path" / "reference_search.cuh").read_text()

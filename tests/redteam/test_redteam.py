@@ -12,6 +12,7 @@ class Faults(unittest.TestCase):
         reference = F.reference_submission(CT.LAB)
         self.assertEqual(sorted(reference), sorted(MANIFEST))
         self.assertNotIn("reference_search.cuh", "".join(reference.values()))
+        self.assertNotRegex("".join(reference.values()), r'#include "[^"]*reference')  # headers inlined
         questions = CT.all_questions(CT.LAB)
         for fault in F.FAULTS:
             files = F.apply(fault, reference)

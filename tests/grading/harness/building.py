@@ -334,11 +334,12 @@ def device_verdict(work: Path, part: str) -> tuple[bool | None, str]:
     return None, ""
 
 
-def build_emulated(g: Grading, part: str, jobs: int) -> tuple[str, tuple[bool | None, str]]:
-    """The part's emulated test program and, where nvcc is here, its kernel
-    file compiled for a GPU, in one sandboxed make (with the copy writable
-    and no GPU): (the compiler's errors, "" when it built; device_verdict)."""
-    nvcc = shutil.which("nvcc") is not None
+def build_emulated(g: Grading, part: str, jobs: int, device: bool = True) -> tuple[str, tuple[bool | None, str]]:
+    """The part's emulated test program and, where nvcc is here (and
+    `device`), its kernel file compiled for a GPU, in one sandboxed make
+    (with the copy writable and no GPU): (the compiler's errors, "" when it
+    built; device_verdict)."""
+    nvcc = device and shutil.which("nvcc") is not None
     targets = emulated_targets([part], nvcc)
     b = g.sandboxed(["make", "-k", f"-j{jobs}", "EMULATE=1", "IMPL=student", *targets], [g.work],
                     g.opts.build_timeout, g.logs / f"build-{part}.log", sb.BUILD,

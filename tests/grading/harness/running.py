@@ -28,6 +28,7 @@ from .reports import Outcome, read_report
 
 if TYPE_CHECKING:  # for the annotations only
     from .course_table import Question, TestCase
+    from .judging import QuestionResult
     from .options import Options
     from .processes import Run
 
@@ -407,3 +408,19 @@ def run_emulated(g: Grading, part: str, case: TestCase, log_path: Path) -> Outco
             outcome.message += (" (on the emulator, which is far slower than a GPU: a loop that never ends, or "
                                 "work far beyond what the question needs)")
     return outcome
+
+
+def run_emulated_cases(g: Grading, results: dict[str, QuestionResult], built: list[str]) -> None:
+    """Every test case of the built parts but the [large] tier on the
+    emulator, as many at once as the memory holds (and CASE_JOBS): their
+    outcomes into `results`."""
+    cases = {(r.question.part, c.name): (r.question.part, c, g.logs / f"{r.question.qid}-{i + 1}.log")
+             for r in results.values() if r.question.part in built
+             for i, c in enumerate(r.question.tests) if not c.large}
+    g.log(f"  {g.student}: {len(cases)} emulated tests")
+    with ThreadPoolExecutor(max_workers=max(1, min(jobs_for_memory(EMU_CASE_BYTES), g.opts.case_jobs))) as pool:
+        outcomes = dict(zip(cases, pool.map(lambda job: run_emulated(g, *job), cases.values())))
+    for r in results.values():
+        for c in r.question.tests:
+            if (r.question.part, c.name) in outcomes:
+                r.outcomes[c.name] = outcomes[(r.question.part, c.name)]

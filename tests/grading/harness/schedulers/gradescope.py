@@ -29,7 +29,7 @@ from ..options import flag
 from ..outputs import (feedback_json, feedback_table, fresh_logs, report_note, report_test, say, take_report,
                        write_atomically, write_documents)
 from ..processes import kept_env
-from ..running import EMU_CASE_BYTES, Grading, jobs_for_memory, run_emulated
+from ..running import Grading, jobs_for_memory, run_emulated_cases
 from ..submission import collect_submission
 from .local import grade_probed
 
@@ -136,22 +136,6 @@ def build_emulated_parts(g: Grading, results: dict[str, QuestionResult], notes: 
         else:
             built.append(part)
     return built
-
-
-def run_emulated_cases(g: Grading, results: dict[str, QuestionResult], built: list[str]) -> None:
-    """Every test case of the built parts but the [large] tier on the
-    emulator, as many at once as the memory holds (and CASE_JOBS): their
-    outcomes into `results`."""
-    cases = {(r.question.part, c.name): (r.question.part, c, g.logs / f"{r.question.qid}-{i + 1}.log")
-             for r in results.values() if r.question.part in built
-             for i, c in enumerate(r.question.tests) if not c.large}
-    say(f"  {g.student}: {len(cases)} emulated tests")
-    with ThreadPoolExecutor(max_workers=max(1, min(jobs_for_memory(EMU_CASE_BYTES), g.opts.case_jobs))) as pool:
-        outcomes = dict(zip(cases, pool.map(lambda job: run_emulated(g, *job), cases.values())))
-    for r in results.values():
-        for c in r.question.tests:
-            if (r.question.part, c.name) in outcomes:
-                r.outcomes[c.name] = outcomes[(r.question.part, c.name)]
 
 
 def autograder_failed(final: Path, submission: Path, out: Path, error: str, seconds: float) -> None:
