@@ -20,6 +20,7 @@ import sys
 import tarfile
 import tempfile
 import textwrap
+import threading
 import time
 import unittest
 import zipfile

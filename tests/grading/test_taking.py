@@ -139,6 +139,38 @@ class Submissions(unittest.TestCase):
         self.assertTrue((dest / "tests" / "course.ini").exists())
 
 
+class BaseLock(unittest.TestCase):
+    def test_two_gradings_take_turns_at_a_stale_base_and_a_held_lock_is_a_bounded_wait(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            base, order = Path(tmp) / "base", []
+
+            def builder(n):
+                with BUILD.base_lock(base):
+                    order.append(("in", n))
+                    time.sleep(0.3)
+                    order.append(("out", n))
+
+            threads = [threading.Thread(target=builder, args=(n,)) for n in range(2)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            self.assertEqual([kind for kind, _ in order], ["in", "out", "in", "out"])
+            # A lock another process keeps (a test of an earlier grading, say) is waited for, not forever.
+            holder = subprocess.Popen([sys.executable, "-c", "import fcntl, sys, time; f = open(sys.argv[1]); "
+                                       "fcntl.flock(f, fcntl.LOCK_EX); print('held', flush=True); time.sleep(60)",
+                                       str(Path(tmp) / ".base.lock")], stdout=subprocess.PIPE, text=True)
+            try:
+                self.assertEqual(holder.stdout.readline().strip(), "held")
+                with mock.patch.object(BUILD, "BASE_BUILD_TIMEOUT", -58):
+                    with self.assertRaisesRegex(CT.GradingError, "stayed locked"):
+                        with BUILD.base_lock(base):
+                            pass
+            finally:
+                holder.kill()
+                holder.wait()
+
+
 class Archives(unittest.TestCase):
     def test_an_archive_is_looked_at_up_to_a_bound_of_members(self):
         with tempfile.TemporaryDirectory() as tmp:

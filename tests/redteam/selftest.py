@@ -258,12 +258,15 @@ def grade_beside_a_hog(out: Path, base: Path, arch: str, reference: dict) -> int
         path = out / "beside" / f"{name}-grade" / "summary.json"
         scores[name] = json.loads(path.read_text())["score"] if path.exists() else None
     waited = "waiting for a GPU" in second.stdout
-    ok = second.returncode == 0 and scores["honest"] is not None and abs(scores["honest"] - full) < 1e-6
+    # The hog must have been graded too: a hog that never ran proves nothing.
+    ok = (second.returncode == 0 and scores["honest"] is not None and abs(scores["honest"] - full) < 1e-6
+          and first.returncode == 0 and scores["hog"] is not None)
     print(f"beside a GPU-memory hog ({len(visible_gpus())} GPU(s)): the reference {scores['honest']} of "
           f"{course.points(full)} after {honest_seconds:.0f} s ({'waited for' if waited else 'did not wait for'} "
           f"the hog's grading), the hog {scores['hog']} (exit {first.returncode}): {'ok' if ok else 'WRONG'}")
     if not ok:
-        print("  " + "\n  ".join((second.stdout + first_out).splitlines()[-30:]))
+        print("  the reference's grading:\n  " + "\n  ".join(second.stdout.splitlines()[-20:]))
+        print("  the hog's grading:\n  " + "\n  ".join(first_out.splitlines()[-20:]))
     return 0 if ok else 1
 
 

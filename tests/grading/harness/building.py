@@ -6,12 +6,15 @@ the same for the CPU emulator's builds."""
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import functools
 import hashlib
 import os
 import re
 import shutil
 import subprocess
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -98,11 +101,38 @@ def tree_hash(root: Path) -> str:
     return digest.hexdigest()
 
 
+@contextlib.contextmanager
+def base_lock(base: Path):
+    """The base's builder alone: two gradings that find it stale (the lab
+    changed) take turns, so that one never deletes the base while the other
+    builds it; the second then finds it fresh."""
+    base.parent.mkdir(parents=True, exist_ok=True)
+    path = base.parent / f".{base.name}.lock"
+    with open(path, "w") as lock:
+        waited = 0.0
+        while True:  # bounded: a build ends within its timeout, whoever holds the lock
+            try:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if waited > BASE_BUILD_TIMEOUT + 60:
+                    raise GradingError(f"{path} stayed locked for {waited:.0f} s: another grading's build of "
+                                       f"{base} never ended; grade again") from None
+                time.sleep(1.0)
+                waited += 1.0
+        yield
+
+
 def prepare_base(base: Path, opts: Options, log) -> Path:
     """A pristine copy of the lab with everything but the student files built
     (and the trusted build of the graders, build/oracle/): each submission's
     copy starts from it and compiles only its own files. Its content hash,
     taken when it was built, is checked before every copy (verify_base)."""
+    with base_lock(base):
+        return build_base(base, opts, log)
+
+
+def build_base(base: Path, opts: Options, log) -> Path:
     stamp = base / ".ready"
     fingerprint = lab_fingerprint(LAB, opts.outputs) + "-" + opts.arch
     if stamp.exists() and stamp.read_text().split()[0] == fingerprint:
@@ -295,6 +325,11 @@ def prepare_emulated_base(base: Path, parts: list[str], exclude: list[Path], log
     the skeleton's kernel files compiled for a GPU: a submission's copy then
     compiles only what it changed. Built once (its stamp names the lab's
     content), checked before each copy (verify_base)."""
+    with base_lock(base):
+        return build_emulated_base(base, parts, exclude, log)
+
+
+def build_emulated_base(base: Path, parts: list[str], exclude: list[Path], log) -> Path:
     nvcc = shutil.which("nvcc") is not None
     fingerprint = f"{lab_fingerprint(LAB, exclude)}-emulated-{'+'.join(parts)}{'-nvcc' if nvcc else ''}"
     stamp = base / ".ready"
