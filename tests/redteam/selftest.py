@@ -55,7 +55,7 @@ def main() -> int:
     out = Path(args.out).resolve()
     if out.exists() and not args.resume:
         shutil.rmtree(out)
-    out.mkdir(parents=True, exist_ok=True)
+    (out / "work").mkdir(parents=True, exist_ok=True)  # the copies and the trusted runs' folders, whatever --only picks
 
     reference = F.reference_submission(LAB)
     skeleton = F.skeleton_submission(LAB)
