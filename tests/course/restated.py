@@ -92,6 +92,14 @@ def file_problems(rel: str, text: str, course: C.Course, gen) -> list[str]:
             if len(ids) > 1:
                 for m in re.finditer(rf"(?<![\w\[-]){ids[0]}-{ids[-1]}(?![\w-])", text):
                     found.append(f"{rel}:{at(m)}: {part.name}'s questions ({m.group(0)!r})")
+    numbered = [part for part in course.parts if not all(q.bonus for q in course.questions_of(part.name))]
+    for n, part in enumerate(numbered, 1):  # code says "Part 3 (Q5-Q7)" by hand: it must be the whole part
+        ids = [q.qid for q in course.questions_of(part.name)]
+        if len(ids) > 1 and not rel.endswith(".md"):
+            for m in re.finditer(rf"\bPart {n}\b[^()\n]{{0,60}}\({ids[0]}-([QX]\d+)\)", text):
+                if m.group(1) != ids[-1]:
+                    found.append(f"{rel}:{at(m)}: {m.group(0)!r} is stale (the table gives {part.name} "
+                                 f"{ids[0]}-{ids[-1]}; write that), and the range")
     for m in QUESTION_POINTS.finditer(text):
         found.append(f"{rel}:{at(m)}: a question's points ({m.group(0)!r})")
     code = re.escape(C.points(course.code_points()))

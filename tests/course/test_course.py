@@ -104,6 +104,17 @@ class Tables(unittest.TestCase):
         self.assertEqual(len([f for f in found if f.startswith("notes.md:1:")]),
                          len([q for q in table.questions if q.report]), found)
 
+    def test_a_part_s_question_range_in_code_follows_the_table(self):
+        from tests.course import restated
+        table = course.load(CT.LAB)
+        part3 = [q.qid for q in table.questions_of("part3")]
+        shorter = f"Q{int(part3[-1][1:]) - 1}"
+        text = (f"// Part 3 ({part3[0]}-{part3[-1]}): merge sort.\n// Part 3 reference ({part3[0]}-{shorter}): stale.\n"
+                f"// odd-even sort (X1-X2) and bitonic sort (X3-X4).\n")
+        found = restated.file_problems("part3_merge_sort/part3.cuh", text, table, docs)
+        self.assertEqual([int(f.split(":")[1]) for f in found], [2], found)
+        self.assertIn(f"the table gives part3 {part3[0]}-{part3[-1]}", found[0])
+
     def test_kernels_of_the_table_are_the_ones_the_graders_allow(self):
         table = course.load(CT.LAB)
         for part in table.parts:
