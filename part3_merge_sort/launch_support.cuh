@@ -120,8 +120,8 @@ void withShape(LaunchShape shape, F&& f) {
     std::apply(
         [&](auto... s) {
             ((s.threads == shape.threads && s.items == shape.itemsPerThread
-                  ? (f.template operator()<decltype(s)::threads, decltype(s)::items>(), true)
-                  : false) ||
+                  ? f.template operator()<decltype(s)::threads, decltype(s)::items>()
+                  : void()),
              ...);
         },
         StudyShapes{});

@@ -228,6 +228,7 @@ __global__ void __launch_bounds__(THREADS) mergeTiles_k(Job job, const long long
 // [Q6 begins] -------------------------------------------------------------------
 // Step 2's sort of a thread's values in registers, sortRegisters, is in
 // reference_tiles.cuh.
+
 // The tile sort of sortTiles_k for a tile of len values at s (loaded),
 // leaving them sorted in place. Tuning 5: every tile but the last is full;
 // the kernel runs those through a copy of this code made with FULL, where

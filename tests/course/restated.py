@@ -86,16 +86,16 @@ def file_problems(rel: str, text: str, course: C.Course, gen) -> list[str]:
         for threads, items in gen.default_shapes().values():
             for m in re.finditer(rf"\bdefault\b[^.]{{0,60}}?(?<![\d.]){threads} ?x ?{items}(?!\d)", text, re.I):
                 found.append(f"{rel}:{at(m)}: a default shape ({' '.join(m.group(0).split())!r})")
-    if rel.endswith(".md"):
-        for part in course.parts:
-            ids = [q.qid for q in course.questions_of(part.name)]
-            if len(ids) > 1:
-                for m in re.finditer(rf"(?<![\w\[-]){ids[0]}-{ids[-1]}(?![\w-])", text):
-                    found.append(f"{rel}:{at(m)}: {part.name}'s questions ({m.group(0)!r})")
     numbered = [part for part in course.parts if not all(q.bonus for q in course.questions_of(part.name))]
-    for n, part in enumerate(numbered, 1):  # code says "Part 3 (Q5-Q7)" by hand: it must be the whole part
+    for part in course.parts:
         ids = [q.qid for q in course.questions_of(part.name)]
-        if len(ids) > 1 and not rel.endswith(".md"):
+        if len(ids) < 2:
+            continue
+        if rel.endswith(".md"):  # a part's questions: generated in the documents
+            for m in re.finditer(rf"(?<![\w\[-]){ids[0]}-{ids[-1]}(?![\w-])", text):
+                found.append(f"{rel}:{at(m)}: {part.name}'s questions ({m.group(0)!r})")
+        elif part in numbered:  # code says "Part 3 (Q5-Q7)" by hand: it must be the whole part
+            n = numbered.index(part) + 1
             for m in re.finditer(rf"\bPart {n}\b[^()\n]{{0,60}}\({ids[0]}-([QX]\d+)\)", text):
                 if m.group(1) != ids[-1]:
                     found.append(f"{rel}:{at(m)}: {m.group(0)!r} is stale (the table gives {part.name} "

@@ -16,7 +16,6 @@ import shutil
 import tempfile
 import time
 import zipfile
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING
 
